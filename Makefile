@@ -1,0 +1,70 @@
+# layercheck: see README.md. `make demo` runs the lint on the bundled
+# samples; `make test` runs every test that needs nothing but this checkout.
+SHELL := /bin/bash
+GO ?= go
+export CGO_ENABLED := 0
+
+MODULES := inventory_lint node_facts
+ARCHES  := amd64 arm64
+MODULE_BINS := $(foreach m,$(MODULES),$(foreach a,$(ARCHES),plugins/modules/$(m)_linux_$(a)))
+VERSION := $(shell awk '/^version:/ {print $$2}' galaxy.yml 2>/dev/null)
+
+.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean
+
+all: build
+
+build: bin/layercheck modules
+
+bin/layercheck: FORCE
+	$(GO) build -o $@ ./cmd/layercheck
+
+modules: $(MODULE_BINS)
+
+plugins/modules/%: FORCE
+	@m=$$(echo $* | sed -E 's/_linux_(amd64|arm64)$$//'); a=$${*##*_}; \
+	  echo "GOOS=linux GOARCH=$$a go build ./cmd/$$m -> $@"; \
+	  GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags='-s -w' -o $@ ./cmd/$$m
+
+FORCE:
+
+venv:
+	./scripts/venv.sh
+
+# The main job on the bundled samples: the clean sample passes, the broken
+# one shows every rule (and exits 1, which the demo expects).
+demo: bin/layercheck
+	bin/layercheck lint -i inventory-samples/kubespray-3node
+	@echo
+	bin/layercheck lint -i inventory-samples/broken; test $$? -eq 1
+
+# Every test that needs only this checkout (builds, ansible-core venv, real
+# servers on loopback are set up by the tests themselves).
+test: venv modules
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+# Tests that read ../shared (kubespray data, real inventories, node fixtures
+# and oracles): corpus and oracle comparisons.
+test-shared: venv modules
+	$(GO) test -count=1 -tags shared ./...
+
+generate:
+	$(GO) generate ./kubespray/...
+
+collection: modules
+	rm -f layercheck-kubespray-*.tar.gz
+	.venv/bin/ansible-galaxy collection build --force .
+
+fuzz:
+	$(GO) test ./parser -run '^$$' -fuzz FuzzINI -fuzztime 30s
+	$(GO) test ./parser -run '^$$' -fuzz FuzzYAML -fuzztime 30s
+
+bench: venv build
+	./bench/inventory.sh
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+clean:
+	rm -rf bin $(MODULE_BINS) layercheck-kubespray-*.tar.gz

@@ -1,0 +1,3 @@
+module github.com/layercheck/layercheck
+
+go 1.26

@@ -1,0 +1,97 @@
+// Package app is the layercheck command line: Run dispatches to the
+// subcommands, each in its own file registering itself in init(). Only main
+// calls os.Exit.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Streams are the command's input and outputs, so tests can capture them.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// ExitError carries a process exit code without being a failure to run,
+// e.g. `layercheck lint` exits 1 when it found errors.
+type ExitError struct {
+	Code int
+	Msg  string
+}
+
+func (e *ExitError) Error() string { return e.Msg }
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, s Streams) error
+}
+
+var commands = map[string]command{}
+
+// register adds a subcommand; each command file calls it from init().
+func register(name, summary string, run func(ctx context.Context, args []string, s Streams) error) {
+	if _, dup := commands[name]; dup {
+		panic("app: command registered twice: " + name)
+	}
+	commands[name] = command{name, summary, run}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: layercheck <command> [options]")
+	fmt.Fprintln(w)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'layercheck <command> -h' for a command's options.")
+}
+
+// Run runs the command line args (without the program name). It returns an
+// *ExitError for a non-zero exit that is not a failure to run.
+func Run(ctx context.Context, args []string, s Streams) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(s.Out)
+		if len(args) == 0 {
+			return &ExitError{Code: 2, Msg: "no command given"}
+		}
+		return nil
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		usage(s.ErrOut)
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("unknown command %q", args[0])}
+	}
+	return c.run(ctx, args[1:], s)
+}
+
+// ExitCode maps Run's error to a process exit code: 0, the code of an
+// *ExitError, or 1.
+func ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return 1
+}
+
+// multiFlag is a repeatable string flag (-i, -e).
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }

@@ -1,0 +1,56 @@
+package parser
+
+// Inventory is an Ansible inventory as ansible-core 2.19 loads it from one or
+// more sources (-i arguments: INI, YAML or JSON files, or directories of
+// them), together with the group_vars/ and host_vars/ found beside each
+// source. It knows nothing of kubespray.
+type Inventory struct {
+	// Sources are the -i arguments as given.
+	Sources []string
+	// Hosts in the order Ansible first meets them.
+	Hosts []*Host
+	// Groups, "all" and "ungrouped" first, then in the order Ansible creates them.
+	Groups []*Group
+	// GroupVarsFiles holds, per group name, the group_vars files read for it
+	// in Ansible's order, also for names that no group has (yet): a group
+	// created at run time (kubespray's group_by) gets them then.
+	GroupVarsFiles map[string][]*VarsFile
+	// HostVarsFiles holds, per host name, the host_vars files read for it.
+	HostVarsFiles map[string][]*VarsFile
+	// Warnings are what Ansible would warn about, and what was not read
+	// (a whole-file vault, a SOPS file), each naming the file.
+	Warnings []string
+
+	hosts  map[string]*Host
+	groups map[string]*Group
+}
+
+// VarsFile is one group_vars or host_vars file.
+type VarsFile struct {
+	Path string
+	Vars *Map
+	// Vault is true for a whole-file ansible-vault: its variables are
+	// unknown (never decrypted) and Vars is empty.
+	Vault bool
+}
+
+// Group is an inventory group with the variables written for it in
+// inventory sources (not group_vars files: see Inventory.GroupVarsFiles).
+type Group struct {
+	Name     string
+	Vars     *Map
+	Hosts    []*Host
+	Children []*Group
+	Parents  []*Group
+	Pos      Pos
+}
+
+// Host is an inventory host with the variables written for it in inventory
+// sources (not host_vars files: see Inventory.HostVarsFiles).
+type Host struct {
+	Name string
+	Vars *Map
+	// Groups the host is directly in, in the order it was added to them.
+	Groups []*Group
+	Pos    Pos
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Creates .venv with ansible-core 2.19.x (what kubespray v2.32 requires) for
+# the tests. Idempotent: does nothing when the right version is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+want='ansible-core>=2.19,<2.20'
+py=${PYTHON:-python3}
+if [ -x .venv/bin/ansible-playbook ] && .venv/bin/python -c 'import ansible.release as r,sys; sys.exit(0 if r.__version__.startswith("2.19.") else 1)' 2>/dev/null; then
+  exit 0
+fi
+"$py" -m venv .venv
+.venv/bin/pip install --quiet --disable-pip-version-check "$want"
+.venv/bin/ansible --version | head -n 1

@@ -1,0 +1,351 @@
+// Package verify checks one node of a kubespray cluster after cluster.yml,
+// layer by layer. Each layer lives in its own file, implements Layer and
+// registers itself in init(); the runner gives every layer its own timeout
+// and recovers its panics, so one failing layer never stops the others.
+//
+// Layers read the node only through Env: files under Env.Root, and the
+// network and systemd through the interfaces in Env, so tests point them at
+// fixture trees and loopback servers.
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Status is the outcome of a check or a layer.
+type Status string
+
+// Statuses, from best to worst; a layer's status is the worst of its checks.
+const (
+	StatusOK      Status = "ok"
+	StatusSkipped Status = "skipped"
+	StatusWarn    Status = "warn"
+	StatusFail    Status = "fail"
+	// StatusError means the check itself could not run (panic, timeout).
+	StatusError Status = "error"
+)
+
+func (s Status) rank() int {
+	switch s {
+	case StatusOK:
+		return 0
+	case StatusSkipped:
+		return 1
+	case StatusWarn:
+		return 2
+	case StatusFail:
+		return 3
+	case StatusError:
+		return 4
+	}
+	return 4
+}
+
+// Worse returns the worse of two statuses.
+func Worse(a, b Status) Status {
+	if b.rank() > a.rank() {
+		return b
+	}
+	return a
+}
+
+// Result is one checked property: what was expected, what was found, and
+// what to do about it. Keys are snake_case so playbooks can reach them.
+type Result struct {
+	Layer       string `json:"layer"`
+	Check       string `json:"check"`
+	Status      Status `json:"status"`
+	Msg         string `json:"msg"`
+	Expected    any    `json:"expected,omitempty"`
+	Actual      any    `json:"actual,omitempty"`
+	Evidence    any    `json:"evidence,omitempty"`
+	Remediation string `json:"remediation,omitempty"`
+}
+
+// ErrNotApplicable is returned (wrapped) by a layer that does not apply to
+// this host, e.g. etcd on a host outside the etcd group; it maps to skipped.
+var ErrNotApplicable = errors.New("not applicable on this host")
+
+// Layer is one layer of checks.
+type Layer interface {
+	// Name is the layer's id, e.g. "certificates".
+	Name() string
+	// Check runs the layer's checks. Facts is the layer's structured data for
+	// ansible_facts (may be nil). A returned error becomes one result with
+	// status error (or skipped for ErrNotApplicable).
+	Check(ctx context.Context, env *Env) (results []Result, facts any, err error)
+}
+
+type registration struct {
+	name      string
+	dependsOn []string
+	factory   func() Layer
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]registration{}
+)
+
+// register adds a layer; each layer file calls it from init(). dependsOn
+// names layers whose failure makes this layer's results skipped.
+func register(name string, dependsOn []string, factory func() Layer) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("verify: layer registered twice: " + name)
+	}
+	registry[name] = registration{name: name, dependsOn: dependsOn, factory: factory}
+}
+
+// LayerNames lists the registered layers in name order.
+func LayerNames() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LayerReport is one layer's outcome.
+type LayerReport struct {
+	Status     Status   `json:"status"`
+	Results    []Result `json:"results"`
+	Facts      any      `json:"facts,omitempty"`
+	DurationMS int64    `json:"duration_ms"`
+}
+
+// Summary counts results by status.
+type Summary struct {
+	Total   int `json:"total"`
+	OK      int `json:"ok"`
+	Warn    int `json:"warn"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+	Errored int `json:"errored"`
+}
+
+// Report is what a run gives: ansible_facts.layercheck_node.
+type Report struct {
+	Host    string                  `json:"host,omitempty"`
+	Root    string                  `json:"root"`
+	Status  Status                  `json:"status"`
+	Layers  map[string]*LayerReport `json:"layers"`
+	Summary Summary                 `json:"summary"`
+}
+
+// Run runs the selected layers (all registered when only is empty, minus
+// skip) concurrently, each under its own timeout, and collects a Report.
+func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
+	registryMu.Lock()
+	selected := map[string]registration{}
+	for name, r := range registry {
+		selected[name] = r
+	}
+	registryMu.Unlock()
+	if len(only) > 0 {
+		keep := map[string]registration{}
+		for _, n := range only {
+			r, ok := selected[n]
+			if !ok {
+				return nil, fmt.Errorf("unknown layer %q (known: %s)", n, strings.Join(LayerNames(), ", "))
+			}
+			keep[n] = r
+		}
+		selected = keep
+	}
+	for _, n := range skip {
+		if _, ok := registry[n]; !ok {
+			return nil, fmt.Errorf("unknown layer %q in skip (known: %s)", n, strings.Join(LayerNames(), ", "))
+		}
+		delete(selected, n)
+	}
+
+	rep := &Report{Host: env.Host, Root: env.Root, Status: StatusOK, Layers: map[string]*LayerReport{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, r := range selected {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lr := runLayer(ctx, env, r)
+			mu.Lock()
+			rep.Layers[name] = lr
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+
+	// Skip chaining: a layer whose prerequisite failed reports one root cause.
+	for name, r := range selected {
+		for _, dep := range r.dependsOn {
+			d, ok := rep.Layers[dep]
+			if !ok || (d.Status != StatusFail && d.Status != StatusError) {
+				continue
+			}
+			lr := rep.Layers[name]
+			for i := range lr.Results {
+				if lr.Results[i].Status == StatusFail || lr.Results[i].Status == StatusError {
+					lr.Results[i].Status = StatusSkipped
+					lr.Results[i].Msg = fmt.Sprintf("prerequisite %s failed; %s", dep, lr.Results[i].Msg)
+				}
+			}
+			lr.Status = layerStatus(lr.Results)
+		}
+	}
+	for _, lr := range rep.Layers {
+		rep.Status = Worse(rep.Status, lr.Status)
+		for _, res := range lr.Results {
+			rep.Summary.Total++
+			switch res.Status {
+			case StatusOK:
+				rep.Summary.OK++
+			case StatusWarn:
+				rep.Summary.Warn++
+			case StatusFail:
+				rep.Summary.Failed++
+			case StatusSkipped:
+				rep.Summary.Skipped++
+			case StatusError:
+				rep.Summary.Errored++
+			}
+		}
+	}
+	return rep, nil
+}
+
+func layerStatus(results []Result) Status {
+	if len(results) == 0 {
+		return StatusSkipped
+	}
+	s := StatusOK
+	allSkipped := true
+	for _, r := range results {
+		if r.Status != StatusSkipped {
+			allSkipped = false
+			s = Worse(s, r.Status)
+		}
+	}
+	if allSkipped {
+		return StatusSkipped
+	}
+	return s
+}
+
+func runLayer(ctx context.Context, env *Env, r registration) (lr *LayerReport) {
+	start := time.Now()
+	lr = &LayerReport{}
+	timeout := env.LayerTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	type out struct {
+		results []Result
+		facts   any
+		err     error
+	}
+	done := make(chan out, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- out{err: fmt.Errorf("layer %s panicked: %v\n%s", r.name, p, debug.Stack())}
+			}
+		}()
+		res, facts, err := r.factory().Check(ctx, env)
+		done <- out{res, facts, err}
+	}()
+
+	var o out
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		o.err = fmt.Errorf("layer %s did not finish within %s", r.name, timeout)
+	}
+	lr.Results = o.results
+	lr.Facts = o.facts
+	if o.err != nil {
+		st := StatusError
+		if errors.Is(o.err, ErrNotApplicable) {
+			st = StatusSkipped
+		}
+		lr.Results = append(lr.Results, Result{Layer: r.name, Check: "run", Status: st, Msg: o.err.Error()})
+	}
+	for i := range lr.Results {
+		if lr.Results[i].Layer == "" {
+			lr.Results[i].Layer = r.name
+		}
+	}
+	lr.Status = layerStatus(lr.Results)
+	lr.DurationMS = time.Since(start).Milliseconds()
+	return lr
+}
+
+// Env is what layers may read: the node's files under Root, the inventory
+// values the role passes in, and the seams to the network and systemd.
+type Env struct {
+	// Root is the node's filesystem root ("/" on a node, a fixture tree in tests).
+	Root string
+	// Host is the inventory_hostname, for messages.
+	Host string
+	// Now is the time certificates are judged at; tests pass it explicitly.
+	Now time.Time
+	// LayerTimeout bounds each layer; NetTimeout bounds each network call.
+	LayerTimeout time.Duration
+	NetTimeout   time.Duration
+	// Options are the kubespray values the layers need.
+	Options Options
+	// AddrMap maps an address a layer would contact (e.g. "169.254.25.10:53")
+	// to the one it really contacts (e.g. "127.0.0.2:5353"), for tests.
+	AddrMap map[string]string
+	// Systemd reads unit state; nil means the host has no systemd.
+	Systemd Systemd
+}
+
+// Systemd reads the state of a unit as `systemctl show` gives it.
+type Systemd interface {
+	// Show returns properties such as ActiveState, SubState, UnitFileState, MainPID.
+	Show(ctx context.Context, unit string) (map[string]string, error)
+}
+
+// Path maps an absolute node path ("/etc/etcd.env") under Root.
+func (e *Env) Path(p string) string {
+	return filepath.Join(e.Root, filepath.FromSlash(strings.TrimPrefix(p, "/")))
+}
+
+// Display strips Root again, so reports show node paths.
+func (e *Env) Display(p string) string {
+	if e.Root == "" || e.Root == "/" {
+		return p
+	}
+	rel, err := filepath.Rel(e.Root, p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return p
+	}
+	return "/" + filepath.ToSlash(rel)
+}
+
+// ReadFile reads a node file (absolute node path) under Root.
+func (e *Env) ReadFile(p string) ([]byte, error) { return os.ReadFile(e.Path(p)) }
+
+// Addr returns the address to contact for addr, after AddrMap.
+func (e *Env) Addr(addr string) string {
+	if m, ok := e.AddrMap[addr]; ok {
+		return m
+	}
+	return addr
+}
