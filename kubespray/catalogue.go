@@ -30,7 +30,7 @@ type Var struct {
 type Catalogue struct {
 	// Name says which catalogue this is, e.g. "bundled kubespray v2.31.0" or
 	// "kubespray checkout at ../kubespray (roles/kubespray_defaults)".
-	Name string `json:"name"`
+	Name string          `json:"name"`
 	Vars map[string]*Var `json:"vars"`
 	// Removed maps variables kubespray no longer uses to what to do instead.
 	Removed map[string]string `json:"removed,omitempty"`
