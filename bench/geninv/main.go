@@ -60,12 +60,12 @@ func write(dir string, n int) error {
 		return err
 	}
 	files := map[string]string{
-		"group_vars/all/all.yml": "---\nbin_dir: /usr/local/bin\nloadbalancer_apiserver_port: 6443\nloadbalancer_apiserver_healthcheck_port: 8081\nupstream_dns_servers:\n  - 8.8.8.8\n  - 8.8.4.4\nntp_enabled: false\nunsafe_show_logs: false\n",
-		"group_vars/all/containerd.yml": "---\ncontainerd_storage_dir: /var/lib/containerd\ncontainerd_registries_mirrors:\n  - prefix: docker.io\n    mirrors:\n      - host: https://registry-1.docker.io\n        capabilities: [pull, resolve]\n        skip_verify: false\n",
+		"group_vars/all/all.yml":                 "---\nbin_dir: /usr/local/bin\nloadbalancer_apiserver_port: 6443\nloadbalancer_apiserver_healthcheck_port: 8081\nupstream_dns_servers:\n  - 8.8.8.8\n  - 8.8.4.4\nntp_enabled: false\nunsafe_show_logs: false\n",
+		"group_vars/all/containerd.yml":          "---\ncontainerd_storage_dir: /var/lib/containerd\ncontainerd_registries_mirrors:\n  - prefix: docker.io\n    mirrors:\n      - host: https://registry-1.docker.io\n        capabilities: [pull, resolve]\n        skip_verify: false\n",
 		"group_vars/k8s_cluster/k8s-cluster.yml": "---\nkube_network_plugin: calico\nkube_service_addresses: 10.233.0.0/18\nkube_pods_subnet: 10.233.64.0/18\nkube_proxy_mode: ipvs\ncluster_name: cluster.local\nenable_nodelocaldns: true\nnodelocaldns_ip: 169.254.25.10\ncontainer_manager: containerd\nkubeconfig_localhost: false\n",
-		"group_vars/k8s_cluster/addons.yml": "---\nhelm_enabled: false\nmetrics_server_enabled: false\nlocal_path_provisioner_enabled: false\ningress_nginx_enabled: false\n",
-		"group_vars/etcd.yml": "---\netcd_deployment_type: host\n",
-		"group_vars/kube_node.yml": "---\nkubelet_max_pods: 110\n",
+		"group_vars/k8s_cluster/addons.yml":      "---\nhelm_enabled: false\nmetrics_server_enabled: false\nlocal_path_provisioner_enabled: false\ningress_nginx_enabled: false\n",
+		"group_vars/etcd.yml":                    "---\netcd_deployment_type: host\n",
+		"group_vars/kube_node.yml":               "---\nkubelet_max_pods: 110\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
