@@ -1,5 +1,7 @@
 package verify
 
+import "net/netip"
+
 // Options are the kubespray values a node check needs. The verify role fills
 // them from the host's hostvars; names are kubespray's variable names, and
 // defaults (applied by Defaults) are kubespray v2.31.0's
@@ -44,4 +46,55 @@ func (o *Options) InGroup(group string) bool {
 		}
 	}
 	return false
+}
+
+// Defaults fills unset options with kubespray v2.31.0's defaults
+// (roles/kubespray_defaults/defaults/main/main.yml; skydns_server is the
+// third address of kube_service_addresses as kubespray computes it with
+// ipaddr('net') | ipaddr(3)). Booleans cannot be told apart from false and
+// are left as given.
+func (o *Options) Defaults() {
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&o.KubeCertDir, "/etc/kubernetes/ssl")
+	def(&o.KubeConfigDir, "/etc/kubernetes")
+	def(&o.EtcdCertDir, "/etc/ssl/etcd/ssl")
+	def(&o.EtcdDeploymentType, "host")
+	def(&o.NodelocaldnsIP, "169.254.25.10")
+	def(&o.KubeServiceAddresses, "10.233.0.0/18")
+	def(&o.KubePodsSubnet, "10.233.64.0/18")
+	def(&o.DNSDomain, "cluster.local")
+	def(&o.KubeProxyMode, "ipvs")
+	def(&o.KubeNetworkPlugin, "calico")
+	def(&o.CalicoIPIPMode, "Never")
+	def(&o.CalicoVXLANMode, "Always")
+	def(&o.CalicoNetworkBackend, "vxlan")
+	def(&o.LocalReleaseDir, "/tmp/releases")
+	def(&o.BinDir, "/usr/local/bin")
+	def(&o.LocalPathProvisionerClaimRoot, "/opt/local-path-provisioner/")
+	if o.SkydnsServer == "" {
+		o.SkydnsServer = nthAddress(o.KubeServiceAddresses, 3)
+	}
+	if o.CertWarnDays == 0 {
+		o.CertWarnDays = 30
+	}
+	if o.CertFailDays == 0 {
+		o.CertFailDays = 7
+	}
+}
+
+// nthAddress is the n-th address of an IPv4/IPv6 CIDR ("" when not a CIDR).
+func nthAddress(cidr string, n int) string {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return ""
+	}
+	a := p.Masked().Addr()
+	for i := 0; i < n; i++ {
+		a = a.Next()
+	}
+	return a.String()
 }

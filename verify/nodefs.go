@@ -1,0 +1,94 @@
+package verify
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+)
+
+// nodeResolve resolves every symlink in the node path p inside Env.Root, as
+// the node would see it: an absolute link target such as
+// /etc/kubernetes/pki -> /etc/kubernetes/ssl stays under Root. It returns
+// the node path of the final file or directory.
+func nodeResolve(env *Env, p string) (string, error) {
+	parts := splitNode(p)
+	cur := "/"
+	hops := 0
+	for len(parts) > 0 {
+		part := parts[0]
+		parts = parts[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, part)
+		fi, err := os.Lstat(env.Path(next))
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+		}
+		target, err := os.Readlink(env.Path(next))
+		if err != nil {
+			return "", err
+		}
+		if !path.IsAbs(target) {
+			target = path.Join(cur, target)
+		}
+		parts = append(splitNode(target), parts...)
+		cur = "/"
+	}
+	return cur, nil
+}
+
+func splitNode(p string) []string {
+	p = strings.Trim(path.Clean("/"+p), "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// nodeList lists the names of the regular files (after symlinks) in a node
+// directory, sorted; a missing directory gives an error.
+func nodeList(env *Env, dir string) ([]string, error) {
+	ents, err := os.ReadDir(env.Path(dir))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// nodeExists reports whether a node path exists (following symlinks inside Root).
+func nodeExists(env *Env, p string) bool {
+	r, err := nodeResolve(env, p)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(env.Path(r))
+	return err == nil
+}
+
+// nodeRead reads a node file, following symlinks inside Root.
+func nodeRead(env *Env, p string) ([]byte, error) {
+	r, err := nodeResolve(env, p)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(env.Path(r))
+}
