@@ -3,43 +3,271 @@
 // checkout an inventory lives in) and the groups its playbooks create.
 package kubespray
 
-import "github.com/layercheck/layercheck/parser"
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/layercheck/layercheck/kubespray/internal/scan"
+	"github.com/layercheck/layercheck/parser"
+)
+
+//go:generate go run ./internal/gen -data ../../shared/kubespray -out .
+
+//go:embed catalogue_*.json
+var bundled embed.FS
+
+// DefaultVersion is the bundled catalogue used when an inventory is not
+// inside a kubespray checkout: master, because the kubespray release that
+// needs ansible-core 2.19 (v2.32) is cut from it; v2.31.0 still runs on
+// ansible-core 2.17/2.18.
+const DefaultVersion = "master"
+
+// Def is one definition of a variable in kubespray: Type (Python type as
+// Ansible loads it, or "templated"; "bool" with Inferred for a boolean
+// Jinja expression), StringBool, Default, File (relative to the kubespray
+// tree) and Line, and Scope ("role-defaults", "role-vars",
+// "inventory-sample").
+type Def = scan.Def
 
 // Var is one variable kubespray defines.
+//
+// A variable defined in several places (several roles, a role and the
+// sample inventory) keeps every definition in Defs, ordered:
+// roles/kubespray_defaults/defaults first, then other roles' defaults, then
+// role vars, then inventory/sample/group_vars, each by file and line. The
+// first is the primary one and gives Default, File, Line and Scope. Type is
+// "bool" when any definition is a bool (literal or inferred from a boolean
+// Jinja expression): a variable that is bool in one role and templated in
+// another is still a boolean. Otherwise Type is the primary definition's.
 type Var struct {
 	Name string `json:"name"`
 	// Type is the Python type of the default as Ansible loads it: bool, str,
 	// int, float, list, dict, NoneType; "templated" for a Jinja default
 	// whose type is unknown.
 	Type string `json:"type"`
+	// Inferred is true when Type is "bool" only because a templated default
+	// is a boolean expression ("{{ x | bool }}", "{{ a == b }}", ...).
+	Inferred bool `json:"inferred,omitempty"`
 	// StringBool is true for a default that is a str spelling a boolean
-	// ("false", "yes", ...): kubespray means it as a string.
+	// ("false", "yes", ...): kubespray means it as a string. Never set
+	// together with Type "bool".
 	StringBool bool `json:"string_bool,omitempty"`
 	// Default is the default as written (JSON-compatible).
 	Default any `json:"default"`
 	// File and Line locate the default in kubespray (e.g.
 	// "roles/kubespray_defaults/defaults/main/main.yml").
-	File string `json:"file"`
-	Line int    `json:"line,omitempty"`
-	// Choices are the values kubespray asserts, with where it asserts them.
+	File  string `json:"file"`
+	Line  int    `json:"line,omitempty"`
+	Scope string `json:"scope"`
+	// Defs are all definitions, primary first.
+	Defs []Def `json:"defs"`
+	// Choices are the values kubespray asserts, with where it asserts them
+	// (from Facts; the assert may apply only under conditions, see Asserts).
 	Choices       []string `json:"choices,omitempty"`
 	ChoicesSource string   `json:"choices_source,omitempty"`
 }
 
+// IsBool reports whether kubespray means the variable as a boolean
+// (Type "bool"); false for nil.
+func (v *Var) IsBool() bool { return v != nil && v.Type == scan.TypeBool }
+
 // Catalogue is the set of variables of one kubespray version.
 type Catalogue struct {
-	// Name says which catalogue this is, e.g. "bundled kubespray v2.31.0" or
-	// "kubespray checkout at ../kubespray (roles/kubespray_defaults)".
-	Name string          `json:"name"`
+	// Name says which catalogue this is, e.g. "bundled kubespray master
+	// 46dbdd3" or "kubespray checkout at /src/kubespray".
+	Name string `json:"name"`
+	// Version is the bundled version ("v2.31.0", "master"), "" for a checkout.
+	Version string `json:"version,omitempty"`
+	// Commit is the kubespray commit of a bundled catalogue.
+	Commit string `json:"commit,omitempty"`
+	// Root is the checkout directory of a run-time catalogue, "" when bundled.
+	Root string          `json:"root,omitempty"`
 	Vars map[string]*Var `json:"vars"`
 	// Removed maps variables kubespray no longer uses to what to do instead.
 	Removed map[string]string `json:"removed,omitempty"`
+	// Facts are the task-level facts (asserts, removed variables, known
+	// booleans, dynamic groups) of the version, and where they were read.
+	Facts *Facts `json:"-"`
+	// Skipped names kubespray files not read, with why.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Lookup returns the variable, or nil.
 func (c *Catalogue) Lookup(name string) *Var { return c.Vars[name] }
 
+// Asserts are the kubespray asserts the lint can check on inventory values,
+// in kubespray's order (validate_inventory, then calico, cilium, OCI).
+func (c *Catalogue) Asserts() []Assert { return c.Facts.Asserts }
+
+// Names returns the variable names, sorted.
+func (c *Catalogue) Names() []string {
+	out := make([]string, 0, len(c.Vars))
+	for n := range c.Vars {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Versions lists the bundled kubespray versions, sorted ("master",
+// "v2.31.0"), for a --kubespray-version flag.
+func Versions() []string {
+	ents, err := bundled.ReadDir(".")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if v, ok := strings.CutPrefix(n, "catalogue_"); ok {
+			out = append(out, strings.TrimSuffix(v, ".json"))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Bundled returns the catalogue of a bundled kubespray version (see
+// Versions); "" means DefaultVersion. Each call returns a fresh copy.
+func Bundled(version string) (*Catalogue, error) {
+	if version == "" {
+		version = DefaultVersion
+	}
+	b, err := bundled.ReadFile(scan.FileName(version))
+	if err != nil {
+		return nil, fmt.Errorf("no bundled kubespray catalogue for %q (have %s)", version, strings.Join(Versions(), ", "))
+	}
+	var f scan.File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("bundled kubespray catalogue %s: %w", version, err)
+	}
+	c := build(fmt.Sprintf("bundled kubespray %s %.7s", f.Kubespray, f.Commit), f.Vars, factsFor(version))
+	c.Version, c.Commit, c.Skipped = f.Kubespray, f.Commit, f.Skipped
+	return c, nil
+}
+
+// factsFor returns the facts of a bundled version, DefaultVersion's for
+// anything else (a checkout of unknown version).
+func factsFor(version string) *Facts {
+	if f, ok := facts[version]; ok {
+		return f()
+	}
+	return facts[DefaultVersion]()
+}
+
+// build makes the catalogue from definitions and applies the facts.
+func build(name string, defs map[string][]Def, f *Facts) *Catalogue {
+	c := &Catalogue{Name: name, Vars: make(map[string]*Var, len(defs)), Removed: map[string]string{}, Facts: f}
+	for n, ds := range defs {
+		if len(ds) == 0 {
+			continue
+		}
+		p := ds[0]
+		v := &Var{Name: n, Type: p.Type, Default: p.Default, File: p.File, Line: p.Line, Scope: p.Scope, Defs: ds}
+		literal, inferred, sb := false, false, false
+		for _, d := range ds {
+			if d.Type == scan.TypeBool {
+				if d.Inferred {
+					inferred = true
+				} else {
+					literal = true
+				}
+			}
+			sb = sb || d.StringBool
+		}
+		switch {
+		case literal || inferred:
+			v.Type, v.Inferred = scan.TypeBool, !literal
+		case sb:
+			v.StringBool = true
+		}
+		c.Vars[n] = v
+	}
+	for _, a := range f.Asserts {
+		if a.Var == "" || len(a.Choices) == 0 {
+			continue
+		}
+		if v := c.Vars[a.Var]; v != nil && v.Choices == nil {
+			v.Choices, v.ChoicesSource = a.Choices, a.Source
+		}
+	}
+	for _, r := range f.Removed {
+		c.Removed[r.Name] = r.Instead
+	}
+	return c
+}
+
 // ApplyDynamicGroups adds the groups kubespray's playbooks create at run
 // time with group_by (legacy names, k8s_cluster), so resolved host
 // variables see group_vars/k8s_cluster as a kubespray run does.
-func ApplyDynamicGroups(inv *parser.Inventory) {}
+//
+// It mirrors roles/dynamic_groups/tasks/main.yml (the same in v2.31.0 and
+// master; see DynamicGroups): for every host, each mapping whose source
+// groups intersect the host's group_names as they were before the task
+// (direct groups and their ancestors) adds the host to the mapping's
+// group, created as a child of "all" when missing. As in Ansible, a host
+// only in the legacy "kube-node" group lands in kube_node but not in
+// k8s_cluster: the loop sees group_names from before the task. A nil
+// inventory is a no-op.
+func ApplyDynamicGroups(inv *parser.Inventory) {
+	if inv == nil {
+		return
+	}
+	type add struct {
+		group string
+		host  *parser.Host
+	}
+	var adds []add
+	for _, h := range inv.Hosts {
+		names := groupNames(h)
+		for _, m := range dynamicGroups {
+			for _, from := range m.From {
+				if names[from] {
+					adds = append(adds, add{m.Group, h})
+					break
+				}
+			}
+		}
+	}
+	for _, a := range adds {
+		g := inv.AddGroup(a.group)
+		if g != nil {
+			inv.AddHostToGroup(g, a.host)
+		}
+	}
+}
+
+// DynamicGroups returns the mappings of kubespray's dynamic_groups role,
+// in order (the same for every bundled version).
+func DynamicGroups() []GroupMapping {
+	out := make([]GroupMapping, len(dynamicGroups))
+	for i, m := range dynamicGroups {
+		out[i] = GroupMapping{Group: m.Group, From: append([]string(nil), m.From...)}
+	}
+	return out
+}
+
+// groupNames is Ansible's group_names magic variable as a set: the host's
+// groups and all their ancestors, without "all" and "ungrouped".
+func groupNames(h *parser.Host) map[string]bool {
+	seen := map[string]bool{}
+	var walk func(g *parser.Group)
+	walk = func(g *parser.Group) {
+		if g == nil || seen[g.Name] {
+			return
+		}
+		seen[g.Name] = true
+		for _, p := range g.Parents {
+			walk(p)
+		}
+	}
+	for _, g := range h.Groups {
+		walk(g)
+	}
+	delete(seen, "all")
+	delete(seen, "ungrouped")
+	return seen
+}

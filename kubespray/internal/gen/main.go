@@ -1,0 +1,53 @@
+// Command gen writes the bundled kubespray variable catalogues
+// (kubespray/catalogue_<version>.json) from kubespray's own data: for each
+// version directory under -data (holding SOURCE.txt, roles/*/defaults,
+// roles/*/vars and inventory/sample/group_vars), one JSON file in -out.
+// Run it through `make generate` (go generate ./kubespray/...).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/layercheck/layercheck/kubespray/internal/scan"
+)
+
+func main() {
+	data := flag.String("data", "", "directory of kubespray data, one subdirectory per version")
+	out := flag.String("out", ".", "directory to write catalogue_<version>.json into")
+	flag.Parse()
+	if *data == "" || flag.NArg() != 0 {
+		fmt.Fprintln(os.Stderr, "usage: gen -data <dir> [-out <dir>]")
+		os.Exit(2)
+	}
+	files, err := scan.Generate(*data, *out)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+	for _, f := range files {
+		vars, bools, sbools, inferred := 0, 0, 0, 0
+		for _, defs := range f.Vars {
+			vars++
+			isBool, isInferred, isSB := false, true, false
+			for _, d := range defs {
+				if d.Type == scan.TypeBool {
+					isBool = true
+					isInferred = isInferred && d.Inferred
+				}
+				isSB = isSB || d.StringBool
+			}
+			if isBool {
+				bools++
+				if isInferred {
+					inferred++
+				}
+			} else if isSB {
+				sbools++
+			}
+		}
+		fmt.Printf("kubespray %s (%.7s): %d files, %d variables, %d booleans (%d inferred from templates), %d string-booleans\n",
+			f.Kubespray, f.Commit, len(f.Files), vars, bools, inferred, sbools)
+	}
+}

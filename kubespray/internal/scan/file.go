@@ -1,0 +1,101 @@
+package scan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// File is the on-disk form of a bundled catalogue
+// (kubespray/catalogue_<version>.json): what Load found in one kubespray
+// version, and which commit that was.
+type File struct {
+	// Kubespray is the version ("v2.31.0", "master"); Commit the full
+	// kubespray commit the data was taken from.
+	Kubespray string `json:"kubespray"`
+	Commit    string `json:"commit"`
+	// Files are the vars files read (relative); Skipped those not read, with why.
+	Files   []string `json:"files"`
+	Skipped []string `json:"skipped,omitempty"`
+	// Vars maps a variable name to its definitions (see Tree.Defs).
+	Vars map[string][]Def `json:"vars"`
+}
+
+// Source is what a kubespray data directory's SOURCE.txt says:
+// "kubernetes-sigs/kubespray <version> <commit> — ...".
+func Source(dir string) (version, commit string, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, "SOURCE.txt"))
+	if err != nil {
+		return "", "", err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 || f[0] != "kubernetes-sigs/kubespray" || len(f[2]) != 40 {
+		return "", "", fmt.Errorf("%s: expected \"kubernetes-sigs/kubespray <version> <commit> ...\"", filepath.Join(dir, "SOURCE.txt"))
+	}
+	return f[1], f[2], nil
+}
+
+// Encode renders f deterministically: keys sorted, two-space indent, one
+// trailing newline.
+func (f *File) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// FileName is the bundled catalogue's file name for a version.
+func FileName(version string) string { return "catalogue_" + version + ".json" }
+
+// Generate reads every kubespray data directory under dataDir (one per
+// version, each with SOURCE.txt) and writes catalogue_<version>.json into
+// outDir. It returns the versions written, sorted.
+func Generate(dataDir, outDir string) ([]*File, error) {
+	ents, err := os.ReadDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*File
+	for _, e := range ents {
+		dir := filepath.Join(dataDir, e.Name())
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, "SOURCE.txt")); err != nil {
+			continue
+		}
+		version, commit, err := Source(dir)
+		if err != nil {
+			return nil, err
+		}
+		if version != e.Name() {
+			return nil, fmt.Errorf("%s: SOURCE.txt names version %s", dir, version)
+		}
+		t, err := Load(dir)
+		if err != nil {
+			return nil, err
+		}
+		f := &File{Kubespray: version, Commit: commit, Files: t.Files, Skipped: t.Skipped, Vars: t.Defs}
+		b, err := f.Encode()
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(outDir, FileName(version)), b, 0o644); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no kubespray data directory (with SOURCE.txt) found", dataDir)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kubespray < out[j].Kubespray })
+	return out, nil
+}
