@@ -6,7 +6,10 @@
 package lint
 
 import (
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
@@ -73,6 +76,15 @@ func Run(in Input) *Report {
 	if in.Catalogue != nil {
 		r.Catalogue = in.Catalogue.Name
 	}
+	outside := rrOutside(in.Inventory) // as written, before dynamic_groups
+	if in.Inventory != nil {
+		kubespray.ApplyDynamicGroups(in.Inventory)
+	}
+	c := newCtx(in)
+	c.rrOutside = outside
+	for _, rl := range rules {
+		r.Findings = append(r.Findings, rl.check(c)...)
+	}
 	r.finish()
 	return r
 }
@@ -105,7 +117,7 @@ func (r *Report) finish() {
 			return a.Severity.rank() < b.Severity.rank()
 		}
 		if a.Where != b.Where {
-			return a.Where < b.Where
+			return whereLess(a.Where, b.Where)
 		}
 		if a.Variable != b.Variable {
 			return a.Variable < b.Variable
@@ -121,4 +133,50 @@ func (r *Report) finish() {
 			r.Warnings++
 		}
 	}
+}
+
+// whereLess orders locations by file, then line and column as numbers;
+// "-e" (extra vars) last, as they win over every file.
+func whereLess(a, b string) bool {
+	fa, la, ca := splitWhere(a)
+	fb, lb, cb := splitWhere(b)
+	if (fa == "-e") != (fb == "-e") {
+		return fb == "-e"
+	}
+	if fa != fb {
+		return fa < fb
+	}
+	if la != lb {
+		return la < lb
+	}
+	return ca < cb
+}
+
+func splitWhere(w string) (file string, line, col int) {
+	file = w
+	nums := []int{}
+	for i := 0; i < 2; i++ {
+		j := strings.LastIndexByte(file, ':')
+		if j < 0 {
+			break
+		}
+		n, err := strconv.Atoi(file[j+1:])
+		if err != nil {
+			break
+		}
+		nums = append([]int{n}, nums...)
+		file = file[:j]
+	}
+	if len(nums) > 0 {
+		line = nums[0]
+	}
+	if len(nums) > 1 {
+		col = nums[1]
+	}
+	return file, line, col
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }

@@ -1,0 +1,144 @@
+package lint
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/layercheck/layercheck/parser"
+)
+
+func init() {
+	registerRule("unknown-variable", SeverityWarning,
+		"a variable kubespray does not know whose name is close to one it does (helm_enable: did you mean helm_enabled?)",
+		checkUnknownNames)
+	registerRule("removed-variable", SeverityError,
+		"a variable kubespray removed (kubespray's validate_inventory fails on it)",
+		checkRemoved)
+}
+
+// notKubespray are names an inventory sets for Ansible itself or for its
+// hosts, never misspellings of kubespray's: connection and magic variables
+// and the per-host settings kubespray's docs ask for but never default.
+var notKubespray = map[string]bool{
+	"ip": true, "access_ip": true, "ip6": true, "access_ip6": true, "main_ip": true, "main_access_ip": true,
+	"etcd_member_name": true, "node_labels": true, "node_taints": true, "cluster_id": true,
+	"calico_rr_id": true, "calico_group_id": true, "local_as": true, "peers": true,
+	"hostvars": true, "groups": true, "group_names": true, "inventory_hostname": true,
+	"inventory_hostname_short": true, "inventory_dir": true, "inventory_file": true,
+	"playbook_dir": true, "role_path": true, "omit": true, "environment": true,
+}
+
+// ignoredName reports names the unknown-variable rule never judges.
+func ignoredName(n string) bool {
+	return notKubespray[n] || strings.HasPrefix(n, "ansible_") || strings.HasPrefix(n, "_")
+}
+
+// maxDistance is how far a name may be from a catalogue name to be taken
+// as a misspelling of it: one edit for short names, two for long ones.
+func maxDistance(n string) int {
+	switch {
+	case len(n) < 6:
+		return 0
+	case len(n) < 12:
+		return 1
+	}
+	return 2
+}
+
+// nearest returns the catalogue names closest to n within maxDistance.
+func (c *checkCtx) nearest(n string) []string {
+	limit := maxDistance(n)
+	if limit == 0 {
+		return nil
+	}
+	best := limit + 1
+	var out []string
+	for name := range c.cat.Vars {
+		if d := len(name) - len(n); d > limit || -d > limit {
+			continue
+		}
+		d := editDistance(n, name)
+		switch {
+		case d < best:
+			best, out = d, []string{name}
+		case d == best:
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func checkUnknownNames(c *checkCtx) []Finding {
+	if len(c.cat.Vars) == 0 {
+		return nil
+	}
+	var out []Finding
+	for _, name := range c.names() {
+		if c.cat.Lookup(name) != nil || ignoredName(name) {
+			continue
+		}
+		if _, removed := c.cat.Removed[name]; removed {
+			continue
+		}
+		near := c.nearest(name)
+		if len(near) == 0 {
+			continue
+		}
+		for _, u := range c.uses(name) {
+			f := c.finding("unknown-variable", SeverityWarning, u)
+			f.Message = fmt.Sprintf("kubespray has no variable %s: did you mean %s?", name, strings.Join(near, " or "))
+			f.Why = "kubespray ignores variables it does not know, so this setting has no effect and " + near[0] + " keeps its default" + defaultNote(c, near[0]) + "."
+			f.Fix = "rename it: " + fixText(near[0], literal(u.ours), originOf(u))
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func defaultNote(c *checkCtx, name string) string {
+	d := c.cat.Lookup(name)
+	if d == nil || d.Default == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%v, %s)", d.Default, d.File)
+}
+
+// literal renders a value as it would be written in YAML.
+func literal(v *parser.Value) string {
+	if v == nil {
+		return "..."
+	}
+	if v.Kind == parser.KindString || v.Kind == parser.KindList || v.Kind == parser.KindMap || v.Kind == parser.KindVault {
+		if v.Kind == parser.KindString && !v.Quoted && v.Raw != "" && v.Origin == parser.OriginYAML {
+			return v.Raw
+		}
+		return v.Display()
+	}
+	return v.Display()
+}
+
+func checkRemoved(c *checkCtx) []Finding {
+	var out []Finding
+	for _, name := range c.names() {
+		advice, removed := c.cat.Removed[name]
+		if !removed {
+			continue
+		}
+		for _, u := range c.uses(name) {
+			f := c.finding("removed-variable", SeverityError, u)
+			if u.judge != nil && u.judge.IsVault() {
+				f.Value = "<vault>"
+			}
+			f.Message = fmt.Sprintf("kubespray removed %s", name)
+			f.Why = "kubespray's validate_inventory stops with \"Removed variables present: " + name + "\"."
+			if advice != "" {
+				f.Why += " " + advice
+			}
+			f.Fix = "delete " + name + " from " + strings.SplitN(f.Where, ":", 2)[0]
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,371 @@
+package lint
+
+import (
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/parser"
+)
+
+// rule is one check: a stable id, its usual severity (a rule may report
+// some findings at another severity) and what it checks.
+type rule struct {
+	id       string
+	severity Severity
+	summary  string
+	check    func(c *checkCtx) []Finding
+}
+
+// rules is the registry, filled by each rule file's init().
+var rules []rule
+
+func registerRule(id string, sev Severity, summary string, check func(c *checkCtx) []Finding) {
+	for _, r := range rules {
+		if r.id == id {
+			panic("lint: rule registered twice: " + id)
+		}
+	}
+	rules = append(rules, rule{id, sev, summary, check})
+}
+
+// RuleInfo describes a rule for documentation and `layercheck lint --rules`.
+type RuleInfo struct {
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
+	Summary  string   `json:"summary"`
+}
+
+// Rules lists the registered rules sorted by id.
+func Rules() []RuleInfo {
+	out := make([]RuleInfo, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, RuleInfo{r.id, r.severity, r.summary})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// checkCtx is what the rules read: the inventory, each host's variables as
+// resolved by our parser (and, when given, by Ansible), the catalogue.
+type checkCtx struct {
+	in    Input
+	cat   *kubespray.Catalogue
+	hosts []string               // inventory order
+	vars  map[string]*parser.Map // our resolution, per host
+	bases []string               // directories locations are made relative to
+	// rrOutside are calico_rr hosts outside k8s_cluster as written.
+	rrOutside []string
+}
+
+// use is one value a set of hosts gets for a variable: ours (with its
+// location) and the one judged (Ansible's when Resolved has it, else ours).
+type use struct {
+	name  string
+	ours  *parser.Value
+	judge *parser.Value
+	hosts []string
+}
+
+func newCtx(in Input) *checkCtx {
+	c := &checkCtx{in: in, cat: in.Catalogue, vars: map[string]*parser.Map{}}
+	if c.cat == nil {
+		c.cat = &kubespray.Catalogue{Vars: map[string]*kubespray.Var{}}
+	}
+	if in.Inventory != nil {
+		for _, h := range in.Inventory.Hosts {
+			c.hosts = append(c.hosts, h.Name)
+			c.vars[h.Name] = in.Inventory.HostVars(h, in.Extra)
+		}
+		for _, s := range in.Inventory.Sources {
+			if s == "" {
+				continue
+			}
+			abs, err := filepath.Abs(s)
+			if err != nil {
+				continue
+			}
+			if !isDir(abs) {
+				abs = filepath.Dir(abs)
+			}
+			c.bases = append(c.bases, abs)
+		}
+	}
+	return c
+}
+
+// uses returns, for variable name, each distinct value hosts get, with the
+// hosts it wins on (inventory order); values Ansible typed differently from
+// us on some hosts make a separate use.
+func (c *checkCtx) uses(name string) []use {
+	type key struct {
+		v  *parser.Value
+		rk string
+	}
+	var order []key
+	byKey := map[key]*use{}
+	for _, h := range c.hosts {
+		v := c.vars[h].Get(name)
+		if v == nil {
+			continue
+		}
+		judge := v
+		rk := ""
+		if r := c.resolved(h, name); r != nil {
+			judge = r
+			rk = r.Kind.String() + ":" + r.Display()
+		}
+		k := key{v, rk}
+		u := byKey[k]
+		if u == nil {
+			u = &use{name: name, ours: v, judge: judge}
+			byKey[k] = u
+			order = append(order, k)
+		}
+		u.hosts = append(u.hosts, h)
+	}
+	out := make([]use, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byKey[k])
+	}
+	return out
+}
+
+func (c *checkCtx) resolved(host, name string) *parser.Value {
+	if c.in.Resolved == nil {
+		return nil
+	}
+	return c.in.Resolved[host].Get(name)
+}
+
+// names is every variable name some host gets, sorted.
+func (c *checkCtx) names() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, h := range c.hosts {
+		m := c.vars[h]
+		if m == nil {
+			continue
+		}
+		for _, k := range m.Keys {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// value returns what host gets for name: its own value, else the
+// catalogue default (loc nil then), else nil.
+func (c *checkCtx) value(host, name string) (v *parser.Value, set bool) {
+	if r := c.resolved(host, name); r != nil {
+		if ours := c.vars[host].Get(name); ours != nil {
+			return r, true
+		}
+	}
+	if v := c.vars[host].Get(name); v != nil {
+		return v, true
+	}
+	if d := c.cat.Lookup(name); d != nil {
+		return defaultValue(d), false
+	}
+	return nil, false
+}
+
+// defaultValue turns a catalogue default into a Value (nil for a templated
+// or structured default).
+func defaultValue(d *kubespray.Var) *parser.Value {
+	pos := parser.Pos{File: d.File, Line: d.Line}
+	switch x := d.Default.(type) {
+	case bool:
+		return &parser.Value{Kind: parser.KindBool, Bool: x, Pos: pos}
+	case string:
+		v := &parser.Value{Kind: parser.KindString, Str: x, Pos: pos}
+		if v.Templated() {
+			return nil
+		}
+		return v
+	case int:
+		return &parser.Value{Kind: parser.KindInt, Int: big.NewInt(int64(x)), Pos: pos}
+	case int64:
+		return &parser.Value{Kind: parser.KindInt, Int: big.NewInt(x), Pos: pos}
+	case float64:
+		if x == float64(int64(x)) && d.Type == "int" {
+			return &parser.Value{Kind: parser.KindInt, Int: big.NewInt(int64(x)), Pos: pos}
+		}
+		return &parser.Value{Kind: parser.KindFloat, Float: x, Pos: pos}
+	}
+	return nil
+}
+
+// where renders a value's location for a finding: "-e" for extra vars,
+// else file:line:col relative to the inventory directory holding it.
+func (c *checkCtx) where(p parser.Pos) string {
+	if p.File == "" || p.File == parser.ExtraVarsFile {
+		return p.String()
+	}
+	p.File = c.relPath(p.File)
+	return p.String()
+}
+
+func (c *checkCtx) relPath(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return file
+	}
+	for _, b := range c.bases {
+		if rel, err := filepath.Rel(b, abs); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return file
+}
+
+// finding starts a finding about u with its location, value and hosts.
+func (c *checkCtx) finding(id string, sev Severity, u use) Finding {
+	f := Finding{Rule: id, Severity: sev, Variable: u.name, Hosts: u.hosts}
+	if u.judge != nil {
+		f.Value = u.judge.Display()
+	}
+	if u.ours != nil {
+		f.Where = c.where(u.ours.Pos)
+	}
+	return f
+}
+
+// groupHosts returns the hosts of group name and of its children,
+// recursively, in inventory order; ok is false when no such group exists.
+func (c *checkCtx) groupHosts(name string) (hosts []string, ok bool) {
+	inv := c.in.Inventory
+	if inv == nil {
+		return nil, false
+	}
+	g := inv.Group(name)
+	if g == nil {
+		return nil, false
+	}
+	in := map[string]bool{}
+	seen := map[*parser.Group]bool{}
+	var walk func(g *parser.Group)
+	walk = func(g *parser.Group) {
+		if seen[g] {
+			return
+		}
+		seen[g] = true
+		for _, h := range g.Hosts {
+			in[h.Name] = true
+		}
+		for _, ch := range g.Children {
+			walk(ch)
+		}
+	}
+	walk(g)
+	for _, h := range c.hosts {
+		if in[h] {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts, true
+}
+
+// fixText words "name: value" in the syntax the value was written in.
+// lit is the value as a YAML/JSON literal (true, "calico", ...).
+func fixText(name, lit string, o parser.Origin) string {
+	switch o {
+	case parser.OriginINIHost, parser.OriginINIGroup:
+		return name + "=" + pyLiteral(lit)
+	case parser.OriginExtraKV:
+		return fmt.Sprintf(`-e '{"%s": %s}'`, name, jsonLiteral(lit))
+	case parser.OriginJSON:
+		return fmt.Sprintf(`"%s": %s`, name, jsonLiteral(lit))
+	}
+	return name + ": " + lit
+}
+
+// pyLiteral is lit as an INI value ast.literal_eval reads with the same type.
+func pyLiteral(lit string) string {
+	switch lit {
+	case "true":
+		return "True"
+	case "false":
+		return "False"
+	}
+	if strings.HasPrefix(lit, `"`) {
+		return "'" + strings.Trim(lit, `"`) + "'"
+	}
+	return lit
+}
+
+func jsonLiteral(lit string) string {
+	if lit == "true" || lit == "false" || lit == "null" || strings.HasPrefix(lit, `"`) {
+		return lit
+	}
+	if _, ok := new(big.Float).SetString(lit); ok {
+		return lit
+	}
+	return fmt.Sprintf("%q", lit)
+}
+
+// originOf is the syntax a use was written in (YAML when unknown).
+func originOf(u use) parser.Origin {
+	if u.ours != nil {
+		return u.ours.Origin
+	}
+	return parser.OriginYAML
+}
+
+// truthy reports a bool value: a real bool, or a str spelling one as
+// Ansible's `| bool` filter reads it. ok is false otherwise.
+func truthy(v *parser.Value) (val, ok bool) {
+	if v == nil {
+		return false, false
+	}
+	switch v.Kind {
+	case parser.KindBool:
+		return v.Bool, true
+	case parser.KindString:
+		return boolWord(v.Str)
+	case parser.KindInt:
+		if v.Int != nil && v.Int.IsInt64() {
+			switch v.Int.Int64() {
+			case 0:
+				return false, true
+			case 1:
+				return true, true
+			}
+		}
+	}
+	return false, false
+}
+
+// boolWord reads s as ansible's boolean() does (module_utils/parsing/convert_bool.py):
+// yes/on/1/true/y/t and no/off/0/false/n/f, any case, surrounding space ignored.
+func boolWord(s string) (val, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "y", "yes", "on", "1", "true", "t":
+		return true, true
+	case "n", "no", "off", "0", "false", "f":
+		return false, true
+	}
+	return false, false
+}
+
+// strValue is a str value's text (ok false for other kinds or Jinja).
+func strValue(v *parser.Value) (string, bool) {
+	if v == nil || v.Kind != parser.KindString || v.Templated() {
+		return "", false
+	}
+	return v.Str, true
+}
+
+// judged reports whether a value is one the lint may judge: not templated,
+// not a vault value.
+func judged(v *parser.Value) bool {
+	return v != nil && !v.Templated() && !v.IsVault()
+}
