@@ -6,53 +6,115 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
+	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
 )
 
 var validate = validator.New()
 
-// choiceVars are the variables whose values kubespray asserts, with the
-// choices of kubespray v2.31.0 used when the catalogue carries none:
-// roles/validate_inventory/tasks/main.yml ("Stop if unsupported options
-// selected") and roles/network_plugin/calico/tasks/check.yml.
-var choiceVars = []struct {
-	name, source string
-	choices      []string
-	calicoOnly   bool
-}{
-	{"kube_network_plugin", "roles/validate_inventory/tasks/main.yml", []string{"calico", "flannel", "cloud", "cilium", "cni", "kube-ovn", "kube-router", "macvlan", "custom_cni", "none"}, false},
-	{"dns_mode", "roles/validate_inventory/tasks/main.yml", []string{"coredns", "coredns_dual", "manual", "none"}, false},
-	{"kube_proxy_mode", "roles/validate_inventory/tasks/main.yml", []string{"iptables", "ipvs", "nftables"}, false},
-	{"cert_management", "roles/validate_inventory/tasks/main.yml", []string{"script", "none"}, false},
-	{"resolvconf_mode", "roles/validate_inventory/tasks/main.yml", []string{"docker_dns", "host_resolvconf", "none"}, false},
-	{"etcd_deployment_type", "roles/validate_inventory/tasks/main.yml", []string{"host", "docker", "kubeadm"}, false},
-	{"container_manager", "roles/validate_inventory/tasks/main.yml", []string{"docker", "crio", "containerd"}, false},
-	{"calico_network_backend", "roles/network_plugin/calico/tasks/check.yml", []string{"bird", "vxlan", "none"}, true},
-	{"calico_ipip_mode", "roles/network_plugin/calico/tasks/check.yml", []string{"Always", "CrossSubnet", "Never"}, true},
-	{"calico_vxlan_mode", "roles/network_plugin/calico/tasks/check.yml", []string{"Always", "CrossSubnet", "Never"}, true},
-}
-
 func init() {
 	registerRule("choice", SeverityError,
-		"kube_network_plugin, dns_mode, kube_proxy_mode, cert_management, resolvconf_mode, etcd_deployment_type, container_manager and calico_network_backend/ipip/vxlan modes must be one of kubespray's choices",
+		"a variable kubespray asserts to be one of a list (kube_network_plugin, dns_mode, kube_proxy_mode, cert_management, resolvconf_mode, etcd_deployment_type, container_manager, calico_network_backend, calico_ipip_mode, calico_vxlan_mode, ...) set to another value",
 		checkChoices)
-	registerRule("etcd-docker-needs-docker", SeverityError,
-		"etcd_deployment_type docker needs container_manager docker",
-		checkEtcdDocker)
-	registerRule("calico-encapsulation", SeverityError,
-		"calico_ipip_mode and calico_vxlan_mode cannot both be enabled (Always/CrossSubnet)",
-		checkCalicoEncap)
+	registerRule("kubespray-assert", SeverityError,
+		"a combination of values a kubespray assert rejects (etcd_deployment_type docker without container_manager docker, calico ipip and vxlan both enabled, ...)",
+		checkCrossAsserts)
+}
+
+// asserts are the catalogue's asserts the lint evaluates: all but the
+// known-boolean type checks, which string-as-bool reports with more to say.
+func (c *checkCtx) asserts(choice bool) []kubespray.Assert {
+	if c.cat.Facts == nil {
+		return nil
+	}
+	var out []kubespray.Assert
+	for _, a := range c.cat.Asserts() {
+		if strings.HasPrefix(a.ID, "known-boolean:") {
+			continue
+		}
+		if (a.Var != "" && len(a.Choices) > 0) == choice {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// lookup gives Eval a host's values: the judged one for variables the
+// inventory sets; kubespray's defaults otherwise (Eval's fallback).
+func (c *checkCtx) lookup(host string) kubespray.Lookup {
+	return func(name string) (any, bool) {
+		v, set := c.value(host, name)
+		if !set {
+			return nil, false
+		}
+		return v, true
+	}
+}
+
+// assertVars are the variables an assert reads, That first.
+func assertVars(a kubespray.Assert) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, cs := range [][]kubespray.Cond{a.That, a.When} {
+		for _, cd := range cs {
+			if !seen[cd.Var] {
+				seen[cd.Var] = true
+				out = append(out, cd.Var)
+			}
+		}
+	}
+	return out
+}
+
+// failing groups the hosts on which a fails by the values they see, with
+// the first value the inventory sets (That variables first) as location.
+func (c *checkCtx) failing(a kubespray.Assert) []use {
+	vars := assertVars(a)
+	var order []string
+	groups := map[string]*use{}
+	for _, h := range c.hosts {
+		if c.cat.Eval(a, c.lookup(h)) != kubespray.Fail {
+			continue
+		}
+		var key strings.Builder
+		var at *parser.Value
+		atName := ""
+		for _, n := range vars {
+			v, set := c.value(h, n)
+			fmt.Fprintf(&key, "%p|", v)
+			if set && at == nil {
+				at, atName = v, n
+			}
+		}
+		if at == nil {
+			continue // kubespray's own defaults fail: not the inventory's doing
+		}
+		k := key.String()
+		u := groups[k]
+		if u == nil {
+			u = &use{name: atName, ours: c.vars[h].Get(atName), judge: at}
+			groups[k] = u
+			order = append(order, k)
+		}
+		u.hosts = append(u.hosts, h)
+	}
+	out := make([]use, 0, len(order))
+	for _, k := range order {
+		out = append(out, *groups[k])
+	}
+	return out
 }
 
 // isChoice checks s against choices with validator's oneof (choices
-// holding a space cannot be said in a oneof tag and are compared as is).
+// holding a space or quote cannot be said in a oneof tag and are
+// compared as is).
 func isChoice(s string, choices []string) bool {
 	simple := make([]string, 0, len(choices))
 	for _, ch := range choices {
 		if ch == s {
 			return true
 		}
-		if ch != "" && !strings.ContainsAny(ch, " '") {
+		if ch != "" && !strings.ContainsAny(ch, " '\",") {
 			simple = append(simple, ch)
 		}
 	}
@@ -62,53 +124,25 @@ func isChoice(s string, choices []string) bool {
 	return validate.Var(s, "oneof="+strings.Join(simple, " ")) == nil
 }
 
-// onCalico keeps the hosts whose kube_network_plugin is calico.
-func onCalico(c *checkCtx, hosts []string) []string {
-	var out []string
-	for _, h := range hosts {
-		v, _ := c.value(h, "kube_network_plugin")
-		if s, ok := strValue(v); ok && s == "calico" {
-			out = append(out, h)
-		}
-		if v == nil || v.Templated() {
-			out = append(out, h) // unknown: assume kubespray's default, calico
-		}
-	}
-	return out
-}
-
 func checkChoices(c *checkCtx) []Finding {
 	var out []Finding
-	for _, cv := range choiceVars {
-		choices, source := cv.choices, "kubespray v2.31.0 "+cv.source
-		if d := c.cat.Lookup(cv.name); d != nil && len(d.Choices) > 0 {
-			choices = d.Choices
-			if d.ChoicesSource != "" {
-				source = d.ChoicesSource
+	for _, a := range c.asserts(true) {
+		for _, u := range c.failing(a) {
+			if u.name != a.Var {
+				continue // the value is kubespray's default; a When variable is set
 			}
-		}
-		for _, u := range c.uses(cv.name) {
 			v := u.judge
-			if !judged(v) {
-				continue
-			}
-			if cv.calicoOnly {
-				u.hosts = onCalico(c, u.hosts)
-				if len(u.hosts) == 0 {
-					continue
-				}
-			}
 			s, isStr := strValue(v)
-			if isStr && isChoice(s, choices) {
-				continue
+			if isStr && isChoice(s, a.Choices) {
+				continue // Eval and validator disagree: trust the value is fine
 			}
 			f := c.finding("choice", SeverityError, u)
-			f.Message = fmt.Sprintf("%s = %s is not one of kubespray's choices: %s", cv.name, v.Display(), strings.Join(choices, ", "))
-			f.Why = "kubespray asserts the value (" + source + ") and stops the run with \"The selected choice is not supported\" or the like."
-			if near := closestChoice(s, choices); isStr && near != "" {
-				f.Fix = fixText(cv.name, fmt.Sprintf("%q", near), originOf(u))
+			f.Message = fmt.Sprintf("%s = %s is not one of kubespray's choices: %s", a.Var, v.Display(), strings.Join(quoteAll(a.Choices), ", "))
+			f.Why = fmt.Sprintf("kubespray asserts `%s` (%s, task %q) and stops with %q.", a.Expr, a.Source, a.Task, a.Msg)
+			if near := closestChoice(s, a.Choices); isStr && near != "" {
+				f.Fix = fixText(a.Var, fmt.Sprintf("%q", near), originOf(u))
 			} else {
-				f.Fix = "set " + cv.name + " to one of: " + strings.Join(choices, ", ")
+				f.Fix = "set " + a.Var + " to one of: " + strings.Join(quoteAll(a.Choices), ", ")
 			}
 			out = append(out, f)
 		}
@@ -116,23 +150,73 @@ func checkChoices(c *checkCtx) []Finding {
 	return out
 }
 
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+func checkCrossAsserts(c *checkCtx) []Finding {
+	var out []Finding
+	for _, a := range c.asserts(false) {
+		for _, u := range c.failing(a) {
+			f := c.finding("kubespray-assert", SeverityError, u)
+			f.Message = fmt.Sprintf("kubespray rejects this combination: %s (%s)", a.Expr, a.ID)
+			f.Why = fmt.Sprintf("kubespray's task %q (%s) stops with %q.", a.Task, a.Source, a.Msg)
+			f.Fix = crossFix(a, u)
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// crossFix words the usual way out of a cross-variable assert.
+func crossFix(a kubespray.Assert, u use) string {
+	o := originOf(u)
+	switch a.ID {
+	case "etcd-docker-needs-docker":
+		return fixText("etcd_deployment_type", `"host"`, o) + " (etcd in docker needs container_manager: docker)"
+	case "calico-ipip-excludes-vxlan", "calico-vxlan-excludes-ipip":
+		return `set one of calico_ipip_mode and calico_vxlan_mode to "Never" (kubespray's default is VXLAN: calico_vxlan_mode "Always", calico_ipip_mode "Never")`
+	}
+	var parts []string
+	for _, cd := range a.That {
+		switch cd.Op {
+		case kubespray.OpIn:
+			parts = append(parts, fmt.Sprintf("%s in %v", cd.Var, cd.Values))
+		case kubespray.OpNotIn:
+			parts = append(parts, fmt.Sprintf("%s not in %v", cd.Var, cd.Values))
+		case kubespray.OpTrue:
+			parts = append(parts, cd.Var+": true")
+		case kubespray.OpFalse:
+			parts = append(parts, cd.Var+": false")
+		}
+	}
+	return "make one of these hold: " + strings.Join(parts, ", or ")
+}
+
 // closestChoice returns the choice s was probably meant to be: the same
 // word in another case, or one within edit distance 2.
 func closestChoice(s string, choices []string) string {
+	if s == "" {
+		return ""
+	}
 	best, bestD := "", 3
 	for _, ch := range choices {
 		if strings.EqualFold(ch, s) {
 			return ch
 		}
-		if d := editDistance(strings.ToLower(s), strings.ToLower(ch)); d < bestD {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(ch)); d < bestD && ch != "" {
 			best, bestD = ch, d
 		}
 	}
 	return best
 }
 
-// comboUses groups hosts by the pair of values two variables have on them
-// (defaults included), keeping only hosts where keep says so.
+// combo is the pair of values two variables have on a set of hosts
+// (kubespray's defaults included).
 type combo struct {
 	a, b       *parser.Value
 	aSet, bSet bool
@@ -175,53 +259,4 @@ func comboFinding(c *checkCtx, id string, sev Severity, na, nb string, cb combo)
 		u = use{name: nb, ours: cb.b, judge: cb.b, hosts: cb.hosts}
 	}
 	return c.finding(id, sev, u)
-}
-
-func checkEtcdDocker(c *checkCtx) []Finding {
-	var out []Finding
-	for _, cb := range combos(c, "etcd_deployment_type", "container_manager") {
-		if !cb.aSet && !cb.bSet {
-			continue
-		}
-		et, ok1 := strValue(cb.a)
-		cm, ok2 := strValue(cb.b)
-		if !ok1 || !ok2 || et != "docker" || cm == "docker" {
-			continue
-		}
-		f := comboFinding(c, "etcd-docker-needs-docker", SeverityError, "etcd_deployment_type", "container_manager", cb)
-		f.Message = fmt.Sprintf("etcd_deployment_type is \"docker\" but container_manager is %q", cm)
-		f.Why = "kubespray runs etcd in docker only with container_manager docker; validate_inventory asserts `etcd_deployment_type in ['host', 'kubeadm'] or container_manager == 'docker'`."
-		f.Fix = fixText("etcd_deployment_type", `"host"`, originOf(use{ours: cb.a}))
-		out = append(out, f)
-	}
-	return out
-}
-
-func checkCalicoEncap(c *checkCtx) []Finding {
-	var out []Finding
-	on := func(v *parser.Value) bool {
-		s, ok := strValue(v)
-		return ok && (s == "Always" || s == "CrossSubnet")
-	}
-	for _, cb := range combos(c, "calico_ipip_mode", "calico_vxlan_mode") {
-		if !cb.aSet && !cb.bSet {
-			continue
-		}
-		hosts := onCalico(c, cb.hosts)
-		if len(hosts) == 0 || !on(cb.a) || !on(cb.b) {
-			continue
-		}
-		cb.hosts = hosts
-		// Report on the one the user set; when both are set, on ipip.
-		f := comboFinding(c, "calico-encapsulation", SeverityError, "calico_ipip_mode", "calico_vxlan_mode", cb)
-		f.Message = fmt.Sprintf("calico_ipip_mode %s and calico_vxlan_mode %s are both enabled", cb.a.Display(), cb.b.Display())
-		f.Why = "IP-in-IP and VXLAN are mutually exclusive; kubespray's calico check.yml stops with \"IP in IP and VXLAN mode is mutualy exclusive modes\" (kubespray's default is vxlan: calico_vxlan_mode Always, calico_ipip_mode Never)."
-		if f.Variable == "calico_ipip_mode" {
-			f.Fix = fixText("calico_ipip_mode", `"Never"`, originOf(use{ours: cb.a}))
-		} else {
-			f.Fix = fixText("calico_vxlan_mode", `"Never"`, originOf(use{ours: cb.b}))
-		}
-		out = append(out, f)
-	}
-	return out
 }

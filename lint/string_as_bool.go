@@ -7,14 +7,14 @@ import (
 	"github.com/layercheck/layercheck/parser"
 )
 
-// validateInventoryBools are the booleans kubespray v2.31.0 checks itself,
-// in roles/validate_inventory/tasks/main.yml ("Stop if known booleans are
-// set as strings"): `type_debug == 'bool'`.
-var validateInventoryBools = map[string]bool{
-	"download_run_once":       true,
-	"download_always_pull":    true,
-	"helm_enabled":            true,
-	"openstack_lbaas_enabled": true,
+// knownBooleans are the booleans kubespray's validate_inventory checks the
+// type of itself ("Stop if known booleans are set as strings"), and where.
+func (c *checkCtx) knownBooleans() ([]string, string) {
+	if c.cat.Facts != nil && len(c.cat.Facts.KnownBooleans) > 0 {
+		return c.cat.Facts.KnownBooleans, c.cat.Facts.KnownBooleansSource
+	}
+	return []string{"download_run_once", "download_always_pull", "helm_enabled", "openstack_lbaas_enabled"},
+		"roles/validate_inventory/tasks/main.yml"
 }
 
 // conditionalGist is what ansible-core 2.19 says when `when:` meets a
@@ -98,7 +98,7 @@ func checkStringAsBool(c *checkCtx) []Finding {
 			}
 			f := c.finding("string-as-bool", SeverityError, u)
 			f.Message = fmt.Sprintf("%s is the %s %s, not a boolean", name, v.Kind, v.Display())
-			f.Why = boolWhy(c, name, v, u) + " " + howWritten(v) + " " + validateInventoryNote(name)
+			f.Why = boolWhy(c, name, v, u) + " " + howWritten(v) + " " + c.validateInventoryNote(name)
 			f.Fix = fixText(name, fmt.Sprint(meant), originOf(u))
 			out = append(out, f)
 		}
@@ -123,7 +123,7 @@ func checkNotABool(c *checkCtx) []Finding {
 			}
 			f := c.finding("not-a-bool", SeverityError, u)
 			f.Message = fmt.Sprintf("%s is the %s %s; kubespray expects true or false", name, v.Kind, v.Display())
-			f.Why = boolWhy(c, name, v, u) + " " + validateInventoryNote(name)
+			f.Why = boolWhy(c, name, v, u) + " " + c.validateInventoryNote(name)
 			def := "true"
 			if b, ok := d.Default.(bool); ok && !b {
 				def = "false"
@@ -184,9 +184,12 @@ func quoteRaw(v *parser.Value) string {
 
 // validateInventoryNote says whether kubespray's own validate_inventory
 // role would stop on this variable before doing anything.
-func validateInventoryNote(name string) string {
-	if validateInventoryBools[name] {
-		return "kubespray's validate_inventory stops on it too (\"Stop if known booleans are set as strings\"), but only after the run has started."
+func (c *checkCtx) validateInventoryNote(name string) string {
+	known, src := c.knownBooleans()
+	for _, k := range known {
+		if k == name {
+			return "kubespray's validate_inventory stops on it too (" + src + ", \"Stop if known booleans are set as strings\"), once the run has started."
+		}
 	}
-	return "kubespray's validate_inventory checks only download_run_once, download_always_pull, helm_enabled and openstack_lbaas_enabled, so nothing stops this before the first task that tests it."
+	return "kubespray's validate_inventory checks only " + strings.Join(known, ", ") + " (" + src + "), so nothing stops this one before the first task that tests it."
 }
