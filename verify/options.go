@@ -33,6 +33,15 @@ type Options struct {
 	Groups []string `json:"group_names"`
 	// EtcdMembers are the inventory hostnames of the etcd group (groups['etcd']).
 	EtcdMembers []string `json:"etcd_members"`
+	// EtcdMemberName is this host's etcd_member_name (hostvars; kubespray's
+	// default is "etcd<index in groups['etcd']>"); empty means derive it from
+	// EtcdMembers and ETCD_INITIAL_CLUSTER order.
+	EtcdMemberName string `json:"etcd_member_name"`
+	// DNSMode is dns_mode (coredns, coredns_dual, manual, none); empty means coredns.
+	DNSMode string `json:"dns_mode"`
+	// ResolvconfMode is resolvconf_mode (host_resolvconf, docker_dns, none);
+	// empty means host_resolvconf.
+	ResolvconfMode string `json:"resolvconf_mode"`
 	// Certificate thresholds in days: warn below CertWarnDays, fail below CertFailDays.
 	CertWarnDays int `json:"cert_warn_days"` // 30
 	CertFailDays int `json:"cert_fail_days"` // 7
