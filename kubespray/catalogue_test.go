@@ -1,0 +1,290 @@
+package kubespray
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/layercheck/layercheck/parser"
+)
+
+func TestVersions(t *testing.T) {
+	got := Versions()
+	if !reflect.DeepEqual(got, []string{"master", "v2.31.0"}) {
+		t.Fatalf("Versions() = %v", got)
+	}
+	for _, v := range got {
+		if _, ok := facts[v]; !ok {
+			t.Errorf("bundled version %s has no task facts", v)
+		}
+	}
+}
+
+func TestBundledSpotChecks(t *testing.T) {
+	for _, version := range Versions() {
+		t.Run(version, func(t *testing.T) {
+			c, err := Bundled(version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(c.Name, "bundled kubespray "+version+" ") || len(c.Commit) != 40 {
+				t.Errorf("Name %q Commit %q", c.Name, c.Commit)
+			}
+			h := c.Lookup("helm_enabled")
+			if h == nil || h.Type != "bool" || h.Default != false || h.File != "roles/kubespray_defaults/defaults/main/main.yml" || h.Line == 0 || h.Inferred {
+				t.Errorf("helm_enabled = %+v", h)
+			}
+			if !h.IsBool() || len(h.Defs) < 2 {
+				t.Errorf("helm_enabled defs %+v", h.Defs)
+			}
+			d := c.Lookup("docker_iptables_enabled")
+			if d == nil || d.Type != "str" || !d.StringBool || d.Default != "false" || d.IsBool() {
+				t.Errorf("docker_iptables_enabled = %+v", d)
+			}
+			for _, n := range []string{"local_path_provisioner_is_default_storageclass", "openstack_lbaas_create_monitor"} {
+				if v := c.Lookup(n); v == nil || !v.StringBool {
+					t.Errorf("%s not a string-boolean: %+v", n, v)
+				}
+			}
+			k := c.Lookup("kube_network_plugin")
+			want := []string{"calico", "flannel", "cloud", "cilium", "cni", "kube-ovn", "kube-router", "macvlan", "custom_cni", "none"}
+			if k == nil || !reflect.DeepEqual(k.Choices, want) || k.ChoicesSource != "roles/validate_inventory/tasks/main.yml:165" {
+				t.Errorf("kube_network_plugin = %+v", k)
+			}
+			// An inferred boolean: "{{ container_manager == 'containerd' }}".
+			if n := c.Lookup("nri_enabled"); n == nil || !n.IsBool() || !n.Inferred || n.Defs[0].Type != "bool" {
+				t.Errorf("nri_enabled = %+v", n)
+			}
+			// A templated default that is not boolean stays "templated".
+			if v := c.Lookup("kube_apiserver_authorization_config_api_version"); v == nil || v.Type != "templated" {
+				t.Errorf("kube_apiserver_authorization_config_api_version = %+v", v)
+			}
+			for _, kb := range c.Facts.KnownBooleans {
+				if v := c.Lookup(kb); !v.IsBool() {
+					t.Errorf("known boolean %s is not a bool in the catalogue: %+v", kb, v)
+				}
+			}
+			if c.Lookup("no_such_variable") != nil {
+				t.Error("Lookup of an unknown name is not nil")
+			}
+			if _, ok := c.Removed["kubelet_static_pod_path"]; !ok {
+				t.Error("kubelet_static_pod_path not in Removed")
+			}
+			bools, sbools := 0, 0
+			for _, v := range c.Vars {
+				if v.IsBool() {
+					bools++
+					if v.StringBool {
+						t.Errorf("%s is both bool and string-bool", v.Name)
+					}
+				}
+				if v.StringBool {
+					sbools++
+				}
+			}
+			if bools < 250 || bools > 400 || sbools < 5 {
+				t.Errorf("%d booleans, %d string-booleans", bools, sbools)
+			}
+		})
+	}
+	if _, err := Bundled("v1.0.0"); err == nil || !strings.Contains(err.Error(), "master") {
+		t.Errorf("unknown version: %v", err)
+	}
+}
+
+func TestVersionDifferences(t *testing.T) {
+	old, err := Bundled("v2.31.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := Bundled("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.Version != "master" {
+		t.Errorf("default version %s", cur.Version)
+	}
+	// kubespray master removed eviction_hard_control_plane and stops on it.
+	if old.Lookup("eviction_hard_control_plane") == nil || cur.Lookup("eviction_hard_control_plane") != nil {
+		t.Error("eviction_hard_control_plane should exist in v2.31.0 only")
+	}
+	if _, ok := cur.Removed["eviction_hard_control_plane"]; !ok {
+		t.Error("master should list eviction_hard_control_plane as removed")
+	}
+	if _, ok := old.Removed["eviction_hard_control_plane"]; ok {
+		t.Error("v2.31.0 does not stop on eviction_hard_control_plane")
+	}
+}
+
+// writeTree writes files (relative path -> content) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestForInventoryCheckout(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"roles/kubespray_defaults/defaults/main/main.yml": "---\nhelm_enabled: \"false\"\nmy_flag: yes\nkube_network_plugin: calico\nderived: \"{{ my_flag | bool }}\"\n",
+		"roles/other/vars/main.yml":                       "helm_enabled: false\n",
+		"inventory/mycluster/group_vars/all/all.yml":      "x: 1\n",
+		"inventory/mycluster/hosts.yaml":                  "all: {}\n",
+		"roles/kubespray_defaults/tasks/main.yml":         "- debug: msg=not vars\n",
+	})
+	for _, src := range []string{
+		filepath.Join(root, "inventory", "mycluster", "hosts.yaml"),
+		filepath.Join(root, "inventory", "mycluster"),
+	} {
+		c, err := ForInventory([]string{src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Name != "kubespray checkout at "+root || c.Root != root || c.Version != "" {
+			t.Fatalf("Name %q Root %q", c.Name, c.Root)
+		}
+		h := c.Lookup("helm_enabled")
+		// str in kubespray_defaults, bool in a role's vars: a boolean; the
+		// primary definition is kubespray_defaults'.
+		if h == nil || h.Type != "bool" || h.StringBool || h.Default != "false" || len(h.Defs) != 2 || h.Defs[1].File != "roles/other/vars/main.yml" {
+			t.Errorf("helm_enabled = %+v", h)
+		}
+		if v := c.Lookup("my_flag"); v == nil || v.Type != "bool" || v.Line != 3 {
+			t.Errorf("my_flag = %+v", v)
+		}
+		if v := c.Lookup("derived"); v == nil || !v.IsBool() || !v.Inferred {
+			t.Errorf("derived = %+v", v)
+		}
+		if v := c.Lookup("kube_network_plugin"); v == nil || len(v.Choices) == 0 {
+			t.Errorf("choices not applied to a checkout: %+v", v)
+		}
+		if c.Lookup("x") != nil {
+			t.Error("the user's own group_vars are not kubespray's catalogue")
+		}
+	}
+}
+
+func TestForInventoryCheckoutError(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"roles/kubespray_defaults/defaults/main.yml": "a: 1\nb: [unclosed\n",
+		"inventory/x/hosts.ini":                      "[all]\n",
+	})
+	_, err := ForInventory([]string{filepath.Join(root, "inventory", "x", "hosts.ini")})
+	if err == nil || !strings.Contains(err.Error(), "roles/kubespray_defaults/defaults/main.yml:") {
+		t.Fatalf("error does not name file:line: %v", err)
+	}
+}
+
+func TestForInventoryFallback(t *testing.T) {
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "hosts.ini")
+	writeTree(t, dir, map[string]string{"hosts.ini": "[all]\nnode1\n"})
+	for _, sources := range [][]string{{inv}, {dir}, {filepath.Join(dir, "missing.ini")}, nil} {
+		c, err := ForInventory(sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Version != DefaultVersion || !strings.HasPrefix(c.Name, "bundled kubespray master ") || c.Root != "" {
+			t.Errorf("%v: got %q", sources, c.Name)
+		}
+	}
+}
+
+func TestEval(t *testing.T) {
+	c, err := Bundled("master")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]Assert{}
+	for _, a := range c.Asserts() {
+		if _, dup := byID[a.ID]; dup {
+			t.Errorf("duplicate assert id %s", a.ID)
+		}
+		if a.Source == "" || a.Msg == "" || a.Task == "" || len(a.That) == 0 {
+			t.Errorf("incomplete assert %+v", a)
+		}
+		byID[a.ID] = a
+	}
+	vals := func(m map[string]any) Lookup {
+		return func(n string) (any, bool) { v, ok := m[n]; return v, ok }
+	}
+	cases := []struct {
+		id   string
+		vals map[string]any
+		want Outcome
+	}{
+		{"choice:kube_network_plugin", nil, Pass}, // kubespray's default
+		{"choice:kube_network_plugin", map[string]any{"kube_network_plugin": "weave"}, Fail},
+		{"choice:kube_network_plugin", map[string]any{"kube_network_plugin": "{{ plugin }}"}, Unknown},
+		{"choice:kube_network_plugin", map[string]any{"kube_network_plugin": &parser.Value{Kind: parser.KindString, Str: "cilium"}}, Pass},
+		{"etcd-docker-needs-docker", map[string]any{"etcd_deployment_type": "docker", "container_manager": "containerd"}, Fail},
+		{"etcd-docker-needs-docker", map[string]any{"etcd_deployment_type": "docker", "container_manager": "docker"}, Pass},
+		{"etcd-docker-needs-docker", map[string]any{"etcd_deployment_type": "host"}, Pass},
+		{"calico-ipip-excludes-vxlan", map[string]any{"calico_ipip_mode": "Always", "calico_vxlan_mode": "Always"}, Fail},
+		{"calico-ipip-excludes-vxlan", map[string]any{"calico_ipip_mode": "Always", "calico_vxlan_mode": "Never"}, Pass},
+		{"calico-ipip-excludes-vxlan", map[string]any{"calico_ipip_mode": "Never"}, NotApplicable},
+		{"calico-ipip-excludes-vxlan", map[string]any{"kube_network_plugin": "cilium", "calico_ipip_mode": "Always", "calico_vxlan_mode": "Always"}, NotApplicable},
+		{"calico-ipip-excludes-vxlan", map[string]any{"ignore_assert_errors": true, "calico_ipip_mode": "Always", "calico_vxlan_mode": "Always"}, NotApplicable},
+		{"calico-vxlan-excludes-ipip", map[string]any{"calico_ipip_mode": "CrossSubnet", "calico_vxlan_mode": "CrossSubnet"}, Fail},
+		{"choice:calico_ipip_mode", map[string]any{"calico_ipip_mode": "always"}, Fail},
+		{"known-boolean:helm_enabled", map[string]any{"helm_enabled": "false"}, Fail},
+		{"known-boolean:helm_enabled", map[string]any{"helm_enabled": &parser.Value{Kind: parser.KindBool}}, Pass},
+		// An unknown When does not matter when the assert holds anyway...
+		{"known-boolean:helm_enabled", map[string]any{"helm_enabled": true, "ignore_assert_errors": "yes"}, Pass},
+		// ...but makes a failing one unknown.
+		{"known-boolean:helm_enabled", map[string]any{"helm_enabled": "true", "ignore_assert_errors": "yes"}, Unknown},
+		{"download-localhost-needs-run-once", map[string]any{"download_localhost": true}, Fail},
+		{"download-localhost-needs-run-once", map[string]any{"download_localhost": true, "download_run_once": true}, Pass},
+		{"download-localhost-needs-run-once", nil, NotApplicable},
+		{"choice:cloud_provider", map[string]any{"cloud_provider": "aws"}, Fail},
+		{"choice:cloud_provider", nil, Pass},
+		{"choice:external_cloud_provider", map[string]any{"cloud_provider": "external", "external_cloud_provider": "aws"}, Fail},
+	}
+	for _, tc := range cases {
+		a, ok := byID[tc.id]
+		if !ok {
+			t.Errorf("no assert %s", tc.id)
+			continue
+		}
+		if got := c.Eval(a, vals(tc.vals)); got != tc.want {
+			t.Errorf("%s with %v: %v, want %v", tc.id, tc.vals, got, tc.want)
+		}
+	}
+	for _, id := range []string{"choice:dns_mode", "choice:kube_proxy_mode", "choice:cert_management", "choice:resolvconf_mode",
+		"choice:etcd_deployment_type", "choice:container_manager", "choice:calico_network_backend", "choice:calico_vxlan_mode"} {
+		a, ok := byID[id]
+		if !ok {
+			t.Errorf("no assert %s", id)
+			continue
+		}
+		// kubespray's own defaults satisfy its own asserts.
+		if got := c.Eval(a, nil); got != Pass {
+			t.Errorf("%s on kubespray defaults: %v", id, got)
+		}
+		if v := c.Lookup(a.Var); v == nil || len(v.Choices) == 0 {
+			t.Errorf("%s: Var.Choices not set", a.Var)
+		}
+	}
+}
+
+func TestDynamicGroupsTable(t *testing.T) {
+	m := DynamicGroups()
+	if len(m) != 5 || m[4].Group != "k8s_cluster" || !reflect.DeepEqual(m[4].From, []string{"kube_node", "kube_control_plane", "calico_rr"}) {
+		t.Fatalf("DynamicGroups() = %+v", m)
+	}
+	m[0].From[0] = "changed"
+	if DynamicGroups()[0].From[0] != "kube-master" {
+		t.Error("DynamicGroups returns the table itself")
+	}
+	ApplyDynamicGroups(nil) // no panic
+}

@@ -1,0 +1,74 @@
+package scan
+
+import "testing"
+
+func TestInferBool(t *testing.T) {
+	known := map[string]bool{"metallb_enabled": true, "kube_version": false}
+	isBool := func(n string) bool { return known[n] }
+	cases := []struct {
+		def  string
+		want bool
+	}{
+		{"{{ foo | bool }}", true},
+		{"{{ foo | default(false) | bool }}", true},
+		{"{{ kube_network_plugin == 'calico' }}", true},
+		{"{{ a != b }}", true},
+		{"{{ (groups['kube_control_plane'] | length) > 1 }}", true},
+		{"{{ 'calico_rr' in groups and groups['calico_rr'] | length > 0 }}", true},
+		{"{{ 'addon/kube-proxy' not in kubeadm_init_phases_skip }}", true},
+		{"{{ loadbalancer_apiserver is not defined }}", true},
+		{"{{ kube_version is version('1.30', '>=') }}", true},
+		{"{{ not foo }}", true},
+		{"{{ x | ternary(true, false) }}", true},
+		{"{{ x | ternary('a', 'b') }}", false},
+		{"{{ true if x else false }}", true},
+		{"{{ 'v1alpha1' if kube_version is version('1.30.0', '<') else 'v1beta1' if kube_version is version('1.32.0', '<') else 'v1' }}", false},
+		{"{{ a or b }}", false},              // Jinja's or returns an operand
+		{"{{ a == 1 or b == 2 }}", true},     // both operands boolean
+		{"{{ metallb_enabled }}", true},      // alias of a known bool
+		{"{{ kube_version }}", false},        // alias of a non-bool
+		{"{{ foo }}-{{ bar }}", false},       // text: a str
+		{"v{{ foo == 1 }}", false},           // text around: a str
+		{"{% if a %}true{% endif %}", false}, // statements: not inferred
+		{"{{ a ~ (b == c) }}", false},        // concatenation
+		{"{{ 'a==b' }}", false},              // operator inside quotes
+		{"{{ lookup('env', 'X') == 'y' }}", true},
+		{"{{ x | length }}", false},
+		{"{{ x | bool(y) }}", false},
+		{"plain", false},
+		{"{{- foo | bool -}}", true},
+	}
+	for _, c := range cases {
+		if got := InferBool(c.def, isBool); got != c.want {
+			t.Errorf("InferBool(%q) = %v, want %v", c.def, got, c.want)
+		}
+	}
+}
+
+func TestSpellsBool(t *testing.T) {
+	for s, want := range map[string]bool{"false": true, "True": true, "yes": true, "OFF": true, "on": true, "y": false, "1": false, "": false, "maybe": false} {
+		if SpellsBool(s) != want {
+			t.Errorf("SpellsBool(%q) != %v", s, want)
+		}
+	}
+}
+
+func TestIsVarsFile(t *testing.T) {
+	cases := map[string]string{
+		"roles/kubespray_defaults/defaults/main/main.yml":  ScopeDefaults,
+		"roles/kubernetes/node/defaults/main.yml":          ScopeDefaults,
+		"roles/container-engine/docker/vars/debian.yml":    ScopeVars,
+		"inventory/sample/group_vars/all/all.yml":          ScopeSample,
+		"roles/kubespray_defaults/tasks/main.yml":          "",
+		"roles/foo/templates/vars/x.yml":                   "",
+		"roles/foo/defaults/main.j2":                       "",
+		"inventory/sample/inventory.ini":                   "",
+		"roles/container-engine/molecule/default/vars.yml": "",
+	}
+	for rel, want := range cases {
+		got, _ := IsVarsFile(rel)
+		if got != want {
+			t.Errorf("IsVarsFile(%q) = %q, want %q", rel, got, want)
+		}
+	}
+}
