@@ -1,0 +1,163 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/parser"
+)
+
+func init() {
+	register("lint", "check a kubespray inventory (and -e extra vars) before cluster.yml", runLint)
+}
+
+const lintUsage = `usage: layercheck lint -i INVENTORY [-i ...] [-e EXTRA]... [--format text|json] [--kubespray-version X]
+
+Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
+it: booleans written as strings, kubespray's choices and asserts, networks,
+groups, misspelt and removed variables, and trade-offs.
+
+  -i INVENTORY          inventory source as for ansible-playbook (file or directory), repeatable
+  -e EXTRA              extra vars as for ansible-playbook: k=v, @file, or JSON/YAML; repeatable
+  --format text|json    output format (default text); json is the lint report
+  --kubespray-version X use the bundled kubespray catalogue X (%s) instead of
+                        the kubespray checkout the inventory lives in (or %s)
+  --rules               list the rules and exit
+
+Locations are relative to the inventory's directory; "-e" means extra vars.
+Exit status: 0 no errors (warnings allowed), 1 errors found,
+2 could not run (usage error, unreadable inventory or extra vars).
+`
+
+func runLint(ctx context.Context, args []string, s Streams) error {
+	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
+	fs.SetOutput(s.ErrOut)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), lintUsage, strings.Join(kubespray.Versions(), ", "), kubespray.DefaultVersion)
+	}
+	var inv, extra multiFlag
+	fs.Var(&inv, "i", "inventory source (repeatable)")
+	fs.Var(&inv, "inventory", "inventory source (repeatable)")
+	fs.Var(&extra, "e", "extra vars (repeatable)")
+	fs.Var(&extra, "extra-vars", "extra vars (repeatable)")
+	format := fs.String("format", "text", "text or json")
+	version := fs.String("kubespray-version", "", "bundled kubespray catalogue to use")
+	listRules := fs.Bool("rules", false, "list the rules")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &ExitError{Code: 2, Msg: err.Error()}
+	}
+	if *listRules {
+		for _, r := range lint.Rules() {
+			fmt.Fprintf(s.Out, "%-24s %-8s %s\n", r.ID, r.Severity, r.Summary)
+		}
+		return nil
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if len(inv) == 0 {
+		fs.Usage()
+		return &ExitError{Code: 2, Msg: "lint: no inventory given (-i)"}
+	}
+	if *format != "text" && *format != "json" {
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("lint: --format must be text or json, not %q", *format)}
+	}
+
+	var cat *kubespray.Catalogue
+	var err error
+	if *version != "" {
+		cat, err = kubespray.Bundled(*version)
+	} else {
+		cat, err = kubespray.ForInventory(inv)
+	}
+	if err != nil {
+		return &ExitError{Code: 2, Msg: "lint: kubespray catalogue: " + err.Error()}
+	}
+	loaded, err := parser.Load(inv...)
+	if err != nil {
+		return &ExitError{Code: 2, Msg: "lint: " + err.Error()}
+	}
+	var ev *parser.Map
+	if len(extra) > 0 {
+		if ev, err = parser.ParseExtraVars(extra); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: extra vars: " + err.Error()}
+		}
+	}
+	for _, w := range loaded.Warnings {
+		fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
+	}
+	rep := lint.Run(lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat})
+
+	if *format == "json" {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeText(s.Out, rep, inv)
+	}
+	if rep.Errors > 0 {
+		return &ExitError{Code: 1}
+	}
+	return nil
+}
+
+// writeText renders the report for an operator: a header, one block per
+// finding, a summary line.
+func writeText(w io.Writer, r *lint.Report, sources []string) {
+	fmt.Fprintf(w, "layercheck lint %s (catalogue: %s; locations relative to the inventory directory)\n",
+		strings.Join(sources, " "), r.Catalogue)
+	info := 0
+	for _, f := range r.Findings {
+		if f.Severity == lint.SeverityInfo {
+			info++
+		}
+		fmt.Fprintln(w)
+		head := strings.ToUpper(string(f.Severity)) + " [" + f.Rule + "]"
+		switch {
+		case f.Variable != "" && f.Value != "":
+			head += " " + f.Variable + " = " + f.Value
+		case f.Variable != "":
+			head += " " + f.Variable
+		}
+		fmt.Fprintln(w, head)
+		fmt.Fprintln(w, "  "+f.Message)
+		if f.Where != "" {
+			fmt.Fprintln(w, "  where: "+f.Where)
+		}
+		if len(f.Hosts) > 0 {
+			fmt.Fprintln(w, "  hosts: "+abridgeHosts(f.Hosts, 6))
+		}
+		if f.Why != "" {
+			fmt.Fprintln(w, "  why:   "+f.Why)
+		}
+		if f.Fix != "" {
+			fmt.Fprintln(w, "  fix:   "+f.Fix)
+		}
+	}
+	fmt.Fprintln(w)
+	verdict := "OK"
+	if r.Errors > 0 {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "%s: %d error(s), %d warning(s), %d info\n", verdict, r.Errors, r.Warnings, info)
+}
+
+func abridgeHosts(hosts []string, n int) string {
+	if len(hosts) <= n {
+		return strings.Join(hosts, ", ")
+	}
+	return fmt.Sprintf("%s, … (%d hosts)", strings.Join(hosts[:n], ", "), len(hosts))
+}
