@@ -23,6 +23,9 @@ type Inventory struct {
 
 	hosts  map[string]*Host
 	groups map[string]*Group
+	// varsDirs are the directories whose group_vars/ and host_vars/ are
+	// read, one per -i argument in order (repeats kept, as Ansible does).
+	varsDirs []string
 }
 
 // VarsFile is one group_vars or host_vars file.
@@ -32,6 +35,8 @@ type VarsFile struct {
 	// Vault is true for a whole-file ansible-vault: its variables are
 	// unknown (never decrypted) and Vars is empty.
 	Vault bool
+
+	dir string // the inventory directory whose group_vars/host_vars holds it
 }
 
 // Group is an inventory group with the variables written for it in
@@ -43,6 +48,14 @@ type Group struct {
 	Children []*Group
 	Parents  []*Group
 	Pos      Pos
+	// Depth is Ansible's group depth: 0 for "all", else the longest chain
+	// of parents down from a top group (group.py add_child_group).
+	Depth int
+	// Priority is ansible_group_priority as set in inventory sources
+	// (default 1); in group_vars files it is an ordinary variable.
+	Priority int
+
+	hostSet map[string]bool
 }
 
 // Host is an inventory host with the variables written for it in inventory
@@ -53,4 +66,7 @@ type Host struct {
 	// Groups the host is directly in, in the order it was added to them.
 	Groups []*Group
 	Pos    Pos
+	// Source is the inventory file in which the host was first met
+	// (Ansible's inventory_file).
+	Source string
 }

@@ -1,13 +1,80 @@
 package parser
 
-import "errors"
-
-// errNotYet marks the parts of the loader still being written.
-var errNotYet = errors.New("parser: not implemented yet")
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
 
 // Load reads inventory sources (-i arguments) as ansible-core 2.19 does,
 // with the group_vars/ and host_vars/ beside each source.
-func Load(sources ...string) (*Inventory, error) { return nil, errNotYet }
+//
+// A source is a file (tried as a YAML/JSON inventory when it has no
+// extension or .yml/.yaml/.json, then as INI, as Ansible's yaml and ini
+// plugins do) or a directory, whose entries are read in sorted order and
+// recursively, skipping hidden names, group_vars, host_vars, vars_plugins
+// and Ansible's INVENTORY_IGNORE_EXTS (.pyc .pyo .swp .bak ~ .rpm .md .txt
+// .rst .orig .cfg .retry). group_vars/ and host_vars/ are read beside each
+// -i argument: in it for a directory, beside it for a file.
+//
+// Errors name the file and line: a missing or unreadable source, a file
+// neither plugin can parse. Inside a directory source a file that no plugin
+// can parse is skipped with a warning, as Ansible does. Executable files
+// (Ansible's script plugin) are never run: they are read as static files.
+func Load(sources ...string) (*Inventory, error) {
+	inv := newInventory()
+	inv.Sources = append([]string(nil), sources...)
+	parsedAny := false
+	for _, src := range sources {
+		if src == "" {
+			continue
+		}
+		if strings.Contains(src, ",") {
+			if _, err := os.Stat(src); err != nil {
+				// a host list: "host1,host2,"
+				inv.parseHostList(src)
+				parsedAny = true
+				continue
+			}
+		}
+		ok, err := inv.parseSource(src, true)
+		if err != nil {
+			return nil, err
+		}
+		parsedAny = parsedAny || ok
+	}
+	if !parsedAny && len(sources) > 0 {
+		inv.warnf("No inventory was parsed, only implicit localhost is available")
+	}
+	inv.reconcile()
+	if err := inv.loadVarsFiles(); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+func newInventory() *Inventory {
+	inv := &Inventory{
+		hosts:          map[string]*Host{},
+		groups:         map[string]*Group{},
+		GroupVarsFiles: map[string][]*VarsFile{},
+		HostVarsFiles:  map[string][]*VarsFile{},
+	}
+	inv.addGroup("all")
+	inv.addGroup("ungrouped")
+	_ = inv.addChild(inv.groups["all"], inv.groups["ungrouped"])
+	return inv
+}
+
+func (inv *Inventory) warnf(format string, a ...any) {
+	inv.Warnings = append(inv.Warnings, fmt.Sprintf(format, a...))
+}
 
 // Host returns the named host, or nil.
 func (inv *Inventory) Host(name string) *Host { return inv.hosts[name] }
@@ -15,22 +82,484 @@ func (inv *Inventory) Host(name string) *Host { return inv.hosts[name] }
 // Group returns the named group, or nil.
 func (inv *Inventory) Group(name string) *Group { return inv.groups[name] }
 
+func (inv *Inventory) addGroup(name string) *Group {
+	if g, ok := inv.groups[name]; ok {
+		return g
+	}
+	g := &Group{Name: name, Vars: NewMap(), Priority: 1, hostSet: map[string]bool{}}
+	inv.groups[name] = g
+	inv.Groups = append(inv.Groups, g)
+	return g
+}
+
 // AddGroup returns the named group, creating it as a child of "all" when it
 // does not exist, as Ansible's add_group/group_by do at run time.
-func (inv *Inventory) AddGroup(name string) *Group { return nil }
+func (inv *Inventory) AddGroup(name string) *Group {
+	if g, ok := inv.groups[name]; ok {
+		return g
+	}
+	g := inv.addGroup(name)
+	_ = inv.addChild(inv.groups["all"], g)
+	return g
+}
 
 // AddHostToGroup adds h to g (no-op when already in it), as group_by does.
-func (inv *Inventory) AddHostToGroup(g *Group, h *Host) {}
+func (inv *Inventory) AddHostToGroup(g *Group, h *Host) {
+	if g == nil || h == nil {
+		return
+	}
+	inv.groupAddHost(g, h)
+	if u := inv.groups["ungrouped"]; u != nil && g != u && g.Name != "all" && u.hostSet[h.Name] {
+		inv.groupRemoveHost(u, h)
+	}
+}
+
+func (inv *Inventory) groupAddHost(g *Group, h *Host) bool {
+	if g.hostSet[h.Name] {
+		return false
+	}
+	g.hostSet[h.Name] = true
+	g.Hosts = append(g.Hosts, h)
+	for _, hg := range h.Groups {
+		if hg == g {
+			return true
+		}
+	}
+	h.Groups = append(h.Groups, g)
+	return true
+}
+
+func (inv *Inventory) groupRemoveHost(g *Group, h *Host) {
+	if !g.hostSet[h.Name] {
+		return
+	}
+	delete(g.hostSet, h.Name)
+	for i, x := range g.Hosts {
+		if x == h {
+			g.Hosts = append(g.Hosts[:i:i], g.Hosts[i+1:]...)
+			break
+		}
+	}
+	for i, x := range h.Groups {
+		if x == g {
+			h.Groups = append(h.Groups[:i:i], h.Groups[i+1:]...)
+			break
+		}
+	}
+}
+
+// ancestors is group.get_ancestors(): every group above g.
+func (g *Group) ancestors() map[*Group]bool {
+	seen := map[*Group]bool{}
+	stack := append([]*Group(nil), g.Parents...)
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		stack = append(stack, p.Parents...)
+	}
+	return seen
+}
+
+// addChild is Group.add_child_group: depth update and loop detection.
+func (inv *Inventory) addChild(parent, child *Group) error {
+	if parent == child {
+		return fmt.Errorf("can't add group to itself")
+	}
+	for _, c := range parent.Children {
+		if c == child {
+			return nil
+		}
+	}
+	if parent.ancestors()[child] {
+		return fmt.Errorf("Adding group '%s' as child to '%s' creates a recursive dependency loop.", child.Name, parent.Name)
+	}
+	parent.Children = append(parent.Children, child)
+	if parent.Depth+1 > child.Depth {
+		child.Depth = parent.Depth + 1
+	}
+	if err := child.checkChildrenDepth(); err != nil {
+		return err
+	}
+	dup := false
+	for _, p := range child.Parents {
+		if p.Name == parent.Name {
+			dup = true
+		}
+	}
+	if !dup {
+		child.Parents = append(child.Parents, parent)
+	}
+	return nil
+}
+
+func (g *Group) checkChildrenDepth() error {
+	depth := g.Depth
+	start := g.Depth
+	seen := map[*Group]bool{}
+	unprocessed := map[*Group]bool{}
+	for _, c := range g.Children {
+		unprocessed[c] = true
+	}
+	for len(unprocessed) > 0 {
+		for c := range unprocessed {
+			seen[c] = true
+		}
+		depth++
+		next := map[*Group]bool{}
+		for c := range unprocessed {
+			if c.Depth < depth {
+				c.Depth = depth
+				for _, cc := range c.Children {
+					next[cc] = true
+				}
+			}
+		}
+		unprocessed = next
+		if depth-start > len(seen) {
+			return fmt.Errorf("The group named '%s' has a recursive dependency loop.", g.Name)
+		}
+	}
+	return nil
+}
+
+// addHost is InventoryData.add_host: the port counts only when the host is new.
+func (inv *Inventory) addHost(name string, g *Group, port *Value, pos Pos, source string) (*Host, error) {
+	if name == "" {
+		return nil, fmt.Errorf("Invalid empty host name provided: %s", name)
+	}
+	h, ok := inv.hosts[name]
+	if !ok {
+		h = &Host{Name: name, Vars: NewMap(), Pos: pos, Source: source}
+		if port != nil {
+			h.Vars.Set("ansible_port", port)
+		}
+		inv.hosts[name] = h
+		inv.Hosts = append(inv.Hosts, h)
+	}
+	if g != nil {
+		inv.groupAddHost(g, h)
+	}
+	return h, nil
+}
+
+// setGroupVar is Group.set_variable: ansible_group_priority sets the priority.
+func (inv *Inventory) setGroupVar(g *Group, key string, v *Value) error {
+	if key == "ansible_group_priority" {
+		n, err := pythonInt(v)
+		if err != nil {
+			return fmt.Errorf("%s: ansible_group_priority: %v", v.Pos, err)
+		}
+		g.Priority = n
+		return nil
+	}
+	g.Vars.Set(key, v)
+	return nil
+}
+
+// setVariable is InventoryData.set_variable: a group of that name wins over a host.
+func (inv *Inventory) setVariable(entity, key string, v *Value) error {
+	if g, ok := inv.groups[entity]; ok {
+		return inv.setGroupVar(g, key, v)
+	}
+	if h, ok := inv.hosts[entity]; ok {
+		h.Vars.Set(key, v)
+		return nil
+	}
+	return fmt.Errorf("Could not identify group or host named %s", entity)
+}
+
+// pythonInt is Python's int(value) as Group.set_variable applies it.
+func pythonInt(v *Value) (int, error) {
+	switch v.Kind {
+	case KindInt:
+		if !v.Int.IsInt64() {
+			return 0, errors.New("integer out of range")
+		}
+		return int(v.Int.Int64()), nil
+	case KindBool:
+		if v.Bool {
+			return 1, nil
+		}
+		return 0, nil
+	case KindFloat:
+		return int(v.Float), nil
+	case KindString:
+		s := strings.TrimSpace(strings.ReplaceAll(v.Str, "_", ""))
+		n, err := yamlIntDecimal(s)
+		if err != nil {
+			return 0, fmt.Errorf("invalid literal for int() with base 10: %q", v.Str)
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("int() argument must be a string or a number, not '%s'", v.Kind)
+}
+
+func yamlIntDecimal(s string) (int, error) {
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok || !n.IsInt64() {
+		return 0, errors.New("not an int")
+	}
+	return int(n.Int64()), nil
+}
+
+// reconcile is InventoryData.reconcile_inventory.
+func (inv *Inventory) reconcile() {
+	all, ungrouped := inv.groups["all"], inv.groups["ungrouped"]
+	for _, g := range inv.Groups {
+		if g != all && len(g.Parents) == 0 {
+			_ = inv.addChild(all, g)
+		}
+	}
+	for _, h := range inv.Hosts {
+		if ungrouped.hostSet[h.Name] {
+			for _, g := range h.Groups {
+				if g != all && g != ungrouped {
+					inv.groupRemoveHost(ungrouped, h)
+					break
+				}
+			}
+			continue
+		}
+		other := false
+		for _, g := range h.Groups {
+			if g != all {
+				other = true
+			}
+		}
+		if !other {
+			inv.groupAddHost(ungrouped, h)
+		}
+	}
+	for _, g := range inv.Groups {
+		if h, ok := inv.hosts[g.Name]; ok {
+			_ = h
+			inv.warnf("Found both group and host with same name: %s", g.Name)
+		}
+	}
+}
+
+// hostGroups is host.get_groups() without "all": the host's groups and all
+// their ancestors, sorted as sort_groups does (depth, priority, name).
+func (h *Host) allGroups() []*Group {
+	seen := map[*Group]bool{}
+	var out []*Group
+	for _, g := range h.Groups {
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, g)
+		}
+		for a := range g.ancestors() {
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+func sortGroups(gs []*Group) {
+	sort.SliceStable(gs, func(i, j int) bool {
+		a, b := gs[i], gs[j]
+		if a.Depth != b.Depth {
+			return a.Depth < b.Depth
+		}
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.Name < b.Name
+	})
+}
+
+// GroupsOf returns h's groups and their ancestors except "all", in the
+// order Ansible merges their variables (depth, ansible_group_priority, name).
+func (inv *Inventory) GroupsOf(h *Host) []*Group {
+	var out []*Group
+	for _, g := range h.allGroups() {
+		if g.Name != "all" {
+			out = append(out, g)
+		}
+	}
+	sortGroups(out)
+	return out
+}
 
 // HostVars resolves h's variables with Ansible's precedence: inventory group
 // vars (all, then groups by depth, ansible_group_priority, name) <
 // group_vars/all < group_vars/<group> (same order) < inventory host vars <
 // host_vars/<host> < extra. Each value keeps its Pos. extra may be nil.
-func (inv *Inventory) HostVars(h *Host, extra *Map) *Map { return NewMap() }
+//
+// This is VariableManager.get_vars with ansible-core's default
+// VARIABLE_PRECEDENCE (all_inventory, groups_inventory,
+// all_plugins_inventory, all_plugins_play, groups_plugins_inventory,
+// groups_plugins_play) and hash_behaviour=replace: a later value replaces
+// an earlier one whole, dicts are not merged. With several sources, the
+// group_vars of each source are applied source by source. Magic variables
+// (inventory_hostname, group_names, inventory_file, ...) are not included.
+func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
+	out := NewMap()
+	if h == nil {
+		return merge(out, extra)
+	}
+	groups := inv.GroupsOf(h)
+	if all := inv.groups["all"]; all != nil {
+		merge(out, all.Vars)
+	}
+	for _, g := range groups {
+		merge(out, g.Vars)
+	}
+	for _, dir := range inv.varsDirs {
+		for _, f := range inv.GroupVarsFiles["all"] {
+			if f.dir == dir {
+				merge(out, f.Vars)
+			}
+		}
+	}
+	for _, dir := range inv.varsDirs {
+		for _, g := range groups {
+			for _, f := range inv.GroupVarsFiles[g.Name] {
+				if f.dir == dir {
+					merge(out, f.Vars)
+				}
+			}
+		}
+	}
+	merge(out, h.Vars)
+	for _, dir := range inv.varsDirs {
+		for _, f := range inv.HostVarsFiles[h.Name] {
+			if f.dir == dir {
+				merge(out, f.Vars)
+			}
+		}
+	}
+	return merge(out, extra)
+}
 
-// ListJSON renders the inventory as `ansible-inventory --list` does.
-func (inv *Inventory) ListJSON() ([]byte, error) { return nil, errNotYet }
+func merge(dst, src *Map) *Map {
+	if src == nil {
+		return dst
+	}
+	for _, k := range src.Keys {
+		dst.Set(k, src.Values[k])
+	}
+	return dst
+}
 
-// ParseExtraVars parses -e arguments in order (later ones win, as in
-// Ansible): "k=v k2=v2" (strings), "@file" (YAML/JSON), or inline JSON/YAML.
-func ParseExtraVars(args []string) (*Map, error) { return nil, errNotYet }
+// Ansible's IGNORED regex for directory sources: hidden names, group_vars,
+// host_vars, vars_plugins and INVENTORY_IGNORE_EXTS.
+var ignoredInDir = regexp.MustCompile(`^\.|^host_vars$|^group_vars$|^vars_plugins$|\.pyc$|\.pyo$|\.swp$|\.bak$|~$|\.rpm$|\.md$|\.txt$|\.rst$|\.orig$|\.cfg$|\.retry$`)
+
+// parseSource is InventoryManager.parse_source. top is true for an -i
+// argument (its failure is an error) and false inside a directory (a
+// warning, as Ansible only warns).
+func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
+	st, err := os.Stat(src)
+	if err != nil {
+		if top {
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, fmt.Errorf("%s: inventory source not found", src)
+			}
+			return false, fmt.Errorf("%s: %v", src, err)
+		}
+		inv.warnf("%s: %v", src, err)
+		return false, nil
+	}
+	if st.IsDir() {
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			if top {
+				return false, fmt.Errorf("%s: %v", src, err)
+			}
+			inv.warnf("%s: %v", src, err)
+			return false, nil
+		}
+		names := make([]string, 0, len(entries))
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+		parsed := false
+		for _, n := range names {
+			if ignoredInDir.MatchString(n) {
+				continue
+			}
+			ok, err := inv.parseSource(filepath.Join(src, n), false)
+			if err != nil {
+				return false, err
+			}
+			parsed = parsed || ok
+		}
+		return parsed, nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		if top {
+			return false, fmt.Errorf("%s: %v", src, err)
+		}
+		inv.warnf("Unable to parse %s as an inventory source: %v", src, err)
+		return false, nil
+	}
+	ext := filepath.Ext(src)
+	var failures []string
+	if ext == ".toml" {
+		err := fmt.Errorf("%s: TOML inventories are not supported", src)
+		if top {
+			return false, err
+		}
+		inv.warnf("%v", err)
+		return false, nil
+	}
+	if ext == "" || ext == ".yml" || ext == ".yaml" || ext == ".json" {
+		// like Ansible, a plugin that fails half way leaves what it added
+		err := inv.parseYAMLInventory(src, data)
+		if err == nil {
+			return true, nil
+		}
+		failures = append(failures, "yaml: "+err.Error())
+	}
+	if err := inv.parseINI(src, data); err == nil {
+		return true, nil
+	} else {
+		failures = append(failures, "ini: "+err.Error())
+	}
+	msg := fmt.Sprintf("Unable to parse %s as an inventory source: %s", src, strings.Join(failures, "; "))
+	if top {
+		return false, errors.New(msg)
+	}
+	inv.warnf("%s", msg)
+	return false, nil
+}
+
+func (inv *Inventory) parseHostList(src string) {
+	for _, h := range strings.Split(src, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		name, port := h, (*Value)(nil)
+		if hp, p, err := parseAddress(h, false); err == nil {
+			name = hp
+			if p != nil {
+				port = p
+			}
+		}
+		if _, ok := inv.hosts[name]; !ok {
+			_, _ = inv.addHost(name, inv.groups["ungrouped"], port, Pos{File: src}, "")
+		}
+	}
+}
+
+func (m *Map) clone() *Map {
+	if m == nil {
+		return NewMap()
+	}
+	c := &Map{Keys: append([]string(nil), m.Keys...), Values: make(map[string]*Value, len(m.Values))}
+	for k, v := range m.Values {
+		c.Values[k] = v
+	}
+	return c
+}

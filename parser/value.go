@@ -97,6 +97,10 @@ type Value struct {
 	Quoted bool
 	// Raw is the scalar's text as written (without quotes), for messages.
 	Raw string
+	// Unsafe is true for a string marked !unsafe (or "__ansible_unsafe" in
+	// JSON): Ansible never templates it, and ansible-inventory prints it as
+	// {"__ansible_unsafe": "..."}.
+	Unsafe bool
 }
 
 // Templated reports whether the value is a string holding Jinja ("{{", "{%"
@@ -153,6 +157,8 @@ func (v *Value) Display() string {
 type Map struct {
 	Keys   []string
 	Values map[string]*Value
+
+	keyPos map[string]Pos
 }
 
 // NewMap returns an empty Map.
@@ -180,4 +186,21 @@ func (m *Map) Len() int {
 		return 0
 	}
 	return len(m.Keys)
+}
+
+// KeyPos is where key was written (its own line:col, not its value's), or
+// the zero Pos when unknown.
+func (m *Map) KeyPos(key string) Pos {
+	if m == nil || m.keyPos == nil {
+		return Pos{}
+	}
+	return m.keyPos[key]
+}
+
+// SetKeyPos records where key was written.
+func (m *Map) SetKeyPos(key string, p Pos) {
+	if m.keyPos == nil {
+		m.keyPos = map[string]Pos{}
+	}
+	m.keyPos[key] = p
 }

@@ -1,0 +1,68 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/layercheck/layercheck/parser"
+)
+
+func init() {
+	register("inventory", "print the inventory as ansible-inventory --list/--host does", runInventory)
+}
+
+// runInventory is `layercheck inventory -i <inv> [-i ...] [-e ...] --list|--host <name>`:
+// the inventory as ansible-core 2.19's ansible-inventory prints it (JSON,
+// keys sorted, indented by four spaces). Errors go to stderr, exit 1.
+func runInventory(_ context.Context, args []string, s Streams) error {
+	fs := flag.NewFlagSet("inventory", flag.ContinueOnError)
+	fs.SetOutput(s.ErrOut)
+	var inv, extra multiFlag
+	fs.Var(&inv, "i", "inventory source: file or directory (repeatable)")
+	fs.Var(&inv, "inventory", "same as -i")
+	fs.Var(&extra, "e", "extra vars: key=value, @file or inline JSON/YAML (repeatable)")
+	fs.Var(&extra, "extra-vars", "same as -e")
+	list := fs.Bool("list", false, "print every group and host with its variables")
+	host := fs.String("host", "", "print one host's variables")
+	if err := fs.Parse(args); err != nil {
+		return &ExitError{Code: 2, Msg: err.Error()}
+	}
+	if len(inv) == 0 {
+		return &ExitError{Code: 2, Msg: "inventory: at least one -i is required"}
+	}
+	if *list == (*host != "") {
+		return &ExitError{Code: 2, Msg: "inventory: give exactly one of --list or --host <name>"}
+	}
+	ev, err := parser.ParseExtraVars(extra)
+	if err != nil {
+		fmt.Fprintln(s.ErrOut, "layercheck inventory:", err)
+		return &ExitError{Code: 1, Msg: err.Error()}
+	}
+	i, err := parser.Load(inv...)
+	if err != nil {
+		fmt.Fprintln(s.ErrOut, "layercheck inventory:", err)
+		return &ExitError{Code: 1, Msg: err.Error()}
+	}
+	for _, w := range i.Warnings {
+		fmt.Fprintln(s.ErrOut, "[WARNING]:", w)
+	}
+	var out []byte
+	if *list {
+		out, err = i.ListJSONExtra(ev)
+	} else {
+		h := i.Host(*host)
+		if h == nil {
+			msg := fmt.Sprintf("You must pass a single valid host to --host parameter: %s", *host)
+			fmt.Fprintln(s.ErrOut, "layercheck inventory:", msg)
+			return &ExitError{Code: 1, Msg: msg}
+		}
+		out, err = i.HostJSON(h, ev)
+	}
+	if err != nil {
+		fmt.Fprintln(s.ErrOut, "layercheck inventory:", err)
+		return &ExitError{Code: 1, Msg: err.Error()}
+	}
+	_, err = fmt.Fprintln(s.Out, string(out))
+	return err
+}

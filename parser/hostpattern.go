@@ -1,0 +1,256 @@
+package parser
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Host patterns as ansible-core's parsing/utils/addresses.py (parse_address)
+// and plugins/inventory/__init__.py (expand_hostname_range) read them.
+
+const (
+	numericRange  = `\[(?:[0-9]+:[0-9]+)(?::[0-9]+)?\]`
+	hexRange      = `\[(?:[0-9a-f]+:[0-9a-f]+)(?::[0-9]+)?\]`
+	alphanumRange = `\[(?:[a-z]:[a-z]|[0-9]+:[0-9]+)(?::[0-9]+)?\]`
+	ipv6Component = `(?:[0-9a-f]{1,4}|` + hexRange + `)`
+	ipv4Component = `(?:[01]?[0-9]{1,2}|2[0-4][0-9]|25[0-5]|` + numericRange + `)`
+)
+
+var (
+	reBracketedHostPort = regexp.MustCompile(`^\[(.+)\]:([0-9]+)$`)
+	reHostPort          = regexp.MustCompile(`^((?:[^:\[\]]|\[[^\]]*\])*):([0-9]+)$`)
+	reIPv4              = regexp.MustCompile(`(?i)^(?:` + ipv4Component + `\.){3}` + ipv4Component + `$`)
+	reIPv6              = regexp.MustCompile(`(?i)^((?:` + ipv6Component + `:){7}` + ipv6Component + `|` +
+		`(?:` + ipv6Component + `:){1,6}:|` +
+		`(?:` + ipv6Component + `:)(?::` + ipv6Component + `){1,6}|` +
+		`(?:` + ipv6Component + `:){2}(?::` + ipv6Component + `){1,5}|` +
+		`(?:` + ipv6Component + `:){3}(?::` + ipv6Component + `){1,4}|` +
+		`(?:` + ipv6Component + `:){4}(?::` + ipv6Component + `){1,3}|` +
+		`(?:` + ipv6Component + `:){5}(?::` + ipv6Component + `){1,2}|` +
+		`(?:` + ipv6Component + `:){6}(?::` + ipv6Component + `)|` +
+		`:(?::` + ipv6Component + `){1,6}|` +
+		ipv6Component + `?::|` +
+		`(?:0:){6}(?:` + ipv6Component + `\.){3}` + ipv6Component + `|` +
+		`::(?:ffff:)?(?:` + ipv6Component + `\.){3}` + ipv6Component + `|` +
+		`(?:0:){5}ffff:(?:` + ipv6Component + `\.){3}` + ipv6Component + `)$`)
+	reRangeAtom = regexp.MustCompile(`(?i)^` + alphanumRange)
+)
+
+// isHostnameLabel checks Ansible's label regex:
+// (?:[\w]|range)(?:[\w_-]|range)*(?<![_-]) (case-insensitive, Unicode \w).
+func isHostnameLabel(s string) bool {
+	if s == "" {
+		return false
+	}
+	i := 0
+	first := true
+	lastDash := false
+	for i < len(s) {
+		if s[i] == '[' {
+			m := reRangeAtom.FindString(s[i:])
+			if m == "" {
+				return false
+			}
+			i += len(m)
+			first, lastDash = false, false
+			continue
+		}
+		r, size := utf8DecodeRune(s[i:])
+		switch {
+		case r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Nd, r):
+			lastDash = r == '_'
+		case r == '-' && !first:
+			lastDash = true
+		default:
+			return false
+		}
+		first = false
+		i += size
+	}
+	return !lastDash
+}
+
+func isHostname(s string) bool {
+	// labels separated by '.', but '.' may not split a range
+	var labels []string
+	depth := 0
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '.':
+			if depth == 0 {
+				labels = append(labels, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	labels = append(labels, s[start:])
+	for _, l := range labels {
+		if !isHostnameLabel(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseAddress is parse_address(address, allow_ranges): host and port (nil
+// when none), or an error for something that is not a host identifier.
+func parseAddress(address string, allowRanges bool) (string, *Value, error) {
+	var port *Value
+	for _, re := range []*regexp.Regexp{reBracketedHostPort, reHostPort} {
+		if m := re.FindStringSubmatch(address); m != nil {
+			address = m[1]
+			n, ok := new(big.Int).SetString(m[2], 10)
+			if ok {
+				port = &Value{Kind: KindInt, Int: n, Raw: m[2]}
+			}
+		}
+	}
+	if !(reIPv4.MatchString(address) || reIPv6.MatchString(address) || isHostname(address)) {
+		return "", nil, fmt.Errorf("Not a valid network hostname: %s", address)
+	}
+	if !allowRanges && strings.Contains(address, "[") {
+		return "", nil, errors.New("Detected range in host but was asked to ignore ranges")
+	}
+	return address, port, nil
+}
+
+// maxRangeHosts bounds what one host pattern may expand to.
+const maxRangeHosts = 1_000_000
+
+// expandHostPattern is BaseInventoryPlugin._expand_hostpattern.
+func expandHostPattern(pattern string) ([]string, *Value, error) {
+	host, port, err := parseAddress(pattern, true)
+	if err != nil {
+		host, port = pattern, nil
+	}
+	if !strings.Contains(host, "[") {
+		return []string{host}, port, nil
+	}
+	var out []string
+	if err := expandHostnameRange(host, &out); err != nil {
+		return nil, nil, err
+	}
+	return out, port, nil
+}
+
+const asciiLetters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// expandHostnameRange is expand_hostname_range: the first [begin:end(:step)]
+// is expanded, then the rest recursively.
+func expandHostnameRange(line string, out *[]string) error {
+	s := strings.Replace(line, "[", "|", 1)
+	s = strings.Replace(s, "]", "|", 1)
+	parts := strings.Split(s, "|")
+	if len(parts) != 3 {
+		return fmt.Errorf("host range in %q: expected one [begin:end] per range", line)
+	}
+	head, nrange, tail := parts[0], parts[1], parts[2]
+	bounds := strings.Split(nrange, ":")
+	if len(bounds) != 2 && len(bounds) != 3 {
+		return errors.New("host range must be begin:end or begin:end:step")
+	}
+	beg, end := bounds[0], bounds[1]
+	step := "1"
+	if len(bounds) == 3 {
+		step = bounds[2]
+	}
+	if beg == "" {
+		beg = "0"
+	}
+	if end == "" {
+		return errors.New("host range must specify end value")
+	}
+	fill := func(x string) string { return x }
+	if beg[0] == '0' && len(beg) > 1 {
+		rlen := len(beg)
+		if rlen != len(end) {
+			return errors.New("host range must specify equal-length begin and end formats")
+		}
+		fill = func(x string) string {
+			if len(x) >= rlen {
+				return x
+			}
+			if strings.HasPrefix(x, "-") {
+				return "-" + strings.Repeat("0", rlen-len(x)) + x[1:]
+			}
+			return strings.Repeat("0", rlen-len(x)) + x
+		}
+	}
+	var seq []string
+	ib, iberr := strings.Index(asciiLetters, beg), error(nil)
+	ie := strings.Index(asciiLetters, end)
+	if ib < 0 || ie < 0 {
+		iberr = errors.New("not alpha")
+	}
+	if iberr == nil {
+		if ib > ie {
+			return errors.New("host range must have begin <= end")
+		}
+		st, err := pyIntStr(step)
+		if err != nil || st == 0 {
+			// int(step) fails: Python falls back to a numeric range, which fails too
+			return fmt.Errorf("invalid literal for int() with base 10: %q", beg)
+		}
+		if st < 0 {
+			return nil // empty slice
+		}
+		// ascii_letters[i_beg:i_end+1:step]
+		for i := ib; i < ie+1 && i < len(asciiLetters); i += int(st) {
+			seq = append(seq, asciiLetters[i:i+1])
+		}
+	} else {
+		b, err1 := pyIntStr(beg)
+		e, err2 := pyIntStr(end)
+		st, err3 := pyIntStr(step)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return fmt.Errorf("invalid literal for int() with base 10 in host range [%s]", nrange)
+		}
+		if st == 0 {
+			return errors.New("range() arg 3 must not be zero")
+		}
+		if st > 0 && (e+1-b)/st > maxRangeHosts || st < 0 && (b-e-1)/(-st) > maxRangeHosts {
+			return fmt.Errorf("host range [%s] expands to more than %d hosts", nrange, maxRangeHosts)
+		}
+		for i := b; (st > 0 && i < e+1) || (st < 0 && i > e+1); i += st {
+			seq = append(seq, strconv.FormatInt(i, 10))
+		}
+	}
+	for _, r := range seq {
+		h := head + fill(r) + tail
+		if strings.Contains(h, "[") {
+			if err := expandHostnameRange(h, out); err != nil {
+				return err
+			}
+		} else {
+			*out = append(*out, h)
+		}
+		if len(*out) > maxRangeHosts {
+			return fmt.Errorf("host pattern %q expands to more than %d hosts", line, maxRangeHosts)
+		}
+	}
+	return nil
+}
+
+// pyIntStr is Python's int(str): surrounding whitespace, a sign and "_"
+// between digits allowed.
+func pyIntStr(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	body := strings.TrimLeft(s, "+-")
+	if len(s)-len(body) > 1 || !digitsOK(body, isDec) {
+		return 0, errors.New("invalid int")
+	}
+	return strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
+}
+
+func utf8DecodeRune(s string) (rune, int) { return utf8.DecodeRuneInString(s) }

@@ -1,0 +1,292 @@
+package parser
+
+import (
+	"bytes"
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// internalStaticVars is ansible-core's C.INTERNAL_STATIC_VARS, which
+// ansible-inventory removes from the host variables it prints.
+var internalStaticVars = map[string]bool{}
+
+func init() {
+	for _, k := range []string{"ansible_async_path", "ansible_collection_name", "ansible_config_file",
+		"ansible_dependent_role_names", "ansible_diff_mode", "ansible_facts", "ansible_forks",
+		"ansible_inventory_sources", "ansible_limit", "ansible_play_batch", "ansible_play_hosts",
+		"ansible_play_hosts_all", "ansible_play_role_names", "ansible_playbook_python", "ansible_role_name",
+		"ansible_role_names", "ansible_run_tags", "ansible_skip_tags", "ansible_verbosity", "ansible_version",
+		"inventory_dir", "inventory_file", "inventory_hostname", "inventory_hostname_short", "groups",
+		"group_names", "hostvars", "playbook_dir", "play_hosts", "role_name", "role_names", "role_path",
+		"role_uuid"} {
+		internalStaticVars[k] = true
+	}
+}
+
+// ListJSON renders the inventory as `ansible-inventory --list` does.
+//
+// The shape is ansible-core 2.19's: one key per non-empty group with
+// "hosts" and "children" lists (empty lists and empty groups left out,
+// "all" never lists hosts), and "_meta" with "hostvars" (each host's
+// resolved variables, see HostVars, without Ansible's internal variables)
+// and "profile": "inventory_legacy". Keys are sorted and indented by four
+// spaces, as json.dumps(sort_keys=True, indent=4). Values print as Ansible
+// prints them: floats in Python's repr (1.0, 1e+20, Infinity, NaN), !vault
+// values as {"__ansible_vault": "<ciphertext>"}, !unsafe strings as
+// {"__ansible_unsafe": "..."}; templated strings verbatim.
+func (inv *Inventory) ListJSON() ([]byte, error) { return inv.ListJSONExtra(nil) }
+
+// ListJSONExtra is ListJSON with extra vars (-e) applied to every host,
+// as `ansible-inventory --list -e ...` does.
+func (inv *Inventory) ListJSONExtra(extra *Map) ([]byte, error) {
+	root := NewMap()
+	seen := map[string]bool{}
+	var format func(g *Group)
+	format = func(g *Group) {
+		gm := NewMap()
+		root.Set(g.Name, &Value{Kind: KindMap, Map: gm})
+		if g.Name != "all" {
+			var hs []*Value
+			for _, h := range g.Hosts {
+				hs = append(hs, &Value{Kind: KindString, Str: h.Name})
+			}
+			if len(hs) > 0 {
+				gm.Set("hosts", &Value{Kind: KindList, List: hs})
+			}
+		}
+		var cs []*Value
+		for _, c := range g.Children {
+			cs = append(cs, &Value{Kind: KindString, Str: c.Name})
+			if !seen[c.Name] {
+				format(c)
+				seen[c.Name] = true
+			}
+		}
+		if len(cs) > 0 {
+			gm.Set("children", &Value{Kind: KindList, List: cs})
+		}
+		if gm.Len() == 0 {
+			delete(root.Values, g.Name)
+			for i, k := range root.Keys {
+				if k == g.Name {
+					root.Keys = append(root.Keys[:i:i], root.Keys[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+	if all := inv.groups["all"]; all != nil {
+		format(all)
+	}
+	hostvars := NewMap()
+	for _, h := range inv.hostsUnder("all") {
+		hv := inv.HostVars(h, extra)
+		out := NewMap()
+		for _, k := range hv.Keys {
+			if !internalStaticVars[k] {
+				out.Set(k, hv.Values[k])
+			}
+		}
+		if out.Len() > 0 {
+			hostvars.Set(h.Name, &Value{Kind: KindMap, Map: out})
+		}
+	}
+	meta := NewMap()
+	meta.Set("hostvars", &Value{Kind: KindMap, Map: hostvars})
+	meta.Set("profile", &Value{Kind: KindString, Str: "inventory_legacy"})
+	root.Set("_meta", &Value{Kind: KindMap, Map: meta})
+	var buf bytes.Buffer
+	writeJSON(&buf, &Value{Kind: KindMap, Map: root}, 0)
+	return buf.Bytes(), nil
+}
+
+// hostsUnder is group.get_hosts(): the hosts of the group and its
+// descendants, breadth first as Ansible walks them, each once.
+func (inv *Inventory) hostsUnder(name string) []*Host {
+	g := inv.groups[name]
+	if g == nil {
+		return nil
+	}
+	ordered := []*Group{g}
+	seen := map[*Group]bool{g: true}
+	unprocessed := []*Group{g}
+	for len(unprocessed) > 0 {
+		var next []*Group
+		for _, u := range unprocessed {
+			for _, c := range u.Children {
+				if !seen[c] {
+					seen[c] = true
+					ordered = append(ordered, c)
+					next = append(next, c)
+				}
+			}
+		}
+		unprocessed = next
+	}
+	var hosts []*Host
+	hseen := map[*Host]bool{}
+	for _, kid := range ordered {
+		for _, h := range kid.Hosts {
+			if !hseen[h] {
+				hseen[h] = true
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	return hosts
+}
+
+// writeJSON writes v as Python's json.dumps(v, sort_keys=True, indent=4,
+// ensure_ascii=False) would.
+func writeJSON(b *bytes.Buffer, v *Value, indent int) {
+	nl := func(n int) {
+		b.WriteByte('\n')
+		for i := 0; i < n; i++ {
+			b.WriteString("    ")
+		}
+	}
+	switch v.Kind {
+	case KindNull:
+		b.WriteString("null")
+	case KindBool:
+		if v.Bool {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case KindInt:
+		if v.Int == nil {
+			b.WriteString("0")
+		} else {
+			b.WriteString(v.Int.String())
+		}
+	case KindFloat:
+		b.WriteString(jsonFloat(v.Float))
+	case KindString:
+		if v.Unsafe {
+			b.WriteString("{")
+			nl(indent + 1)
+			b.WriteString(`"__ansible_unsafe": `)
+			writeJSONString(b, v.Str)
+			nl(indent)
+			b.WriteString("}")
+			return
+		}
+		writeJSONString(b, v.Str)
+	case KindVault:
+		b.WriteString("{")
+		nl(indent + 1)
+		b.WriteString(`"__ansible_vault": `)
+		writeJSONString(b, v.Str)
+		nl(indent)
+		b.WriteString("}")
+	case KindList:
+		if len(v.List) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteString("[")
+		for i, it := range v.List {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			nl(indent + 1)
+			writeJSON(b, it, indent+1)
+		}
+		nl(indent)
+		b.WriteString("]")
+	case KindMap:
+		if v.Map.Len() == 0 {
+			b.WriteString("{}")
+			return
+		}
+		keys := append([]string(nil), v.Map.Keys...)
+		sort.Slice(keys, func(i, j int) bool { return pyStrLess(keys[i], keys[j]) })
+		b.WriteString("{")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			nl(indent + 1)
+			writeJSONString(b, k)
+			b.WriteString(": ")
+			writeJSON(b, v.Map.Values[k], indent+1)
+		}
+		nl(indent)
+		b.WriteString("}")
+	}
+}
+
+// pyStrLess orders strings by code point, as Python sorts str.
+func pyStrLess(a, b string) bool {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			return ra < rb
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return len(a) < len(b)
+}
+
+// jsonFloat is how Python's json module writes a float.
+func jsonFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case math.IsNaN(f):
+		return "NaN"
+	}
+	return pyFloatRepr(f)
+}
+
+// writeJSONString escapes as Python's json with ensure_ascii=False.
+func writeJSONString(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if r < 0x20 {
+				b.WriteString(`\u00`)
+				b.WriteString(strconv.FormatInt(int64(r)>>4, 16))
+				b.WriteString(strconv.FormatInt(int64(r)&15, 16))
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+// HostJSON renders one host's variables as `ansible-inventory --host` does.
+func (inv *Inventory) HostJSON(h *Host, extra *Map) ([]byte, error) {
+	hv := inv.HostVars(h, extra)
+	out := NewMap()
+	for _, k := range hv.Keys {
+		if !internalStaticVars[k] {
+			out.Set(k, hv.Values[k])
+		}
+	}
+	var buf bytes.Buffer
+	writeJSON(&buf, &Value{Kind: KindMap, Map: out}, 0)
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,223 @@
+package parser
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// yamlExts is ansible-core's YAML_FILENAME_EXTENSIONS.
+var yamlExts = []string{".yml", ".yaml", ".json"}
+
+// loadVarsFiles reads group_vars/ and host_vars/ beside each source, as the
+// host_group_vars vars plugin does (DataLoader.find_vars_files: the name
+// itself, as a file or a directory walked recursively in sorted order,
+// else name.yml, name.yaml, name.json; the first that exists wins).
+func (inv *Inventory) loadVarsFiles() error {
+	seen := map[string]bool{}
+	for _, src := range inv.Sources {
+		if src == "" {
+			continue
+		}
+		if strings.Contains(src, ",") {
+			if _, err := os.Stat(src); err != nil {
+				continue
+			}
+		}
+		dir := src
+		if st, err := os.Stat(src); err != nil || !st.IsDir() {
+			dir = filepath.Dir(src)
+		}
+		inv.varsDirs = append(inv.varsDirs, dir)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		if err := inv.loadVarsDir(dir, "group_vars", inv.GroupVarsFiles); err != nil {
+			return err
+		}
+		if err := inv.loadVarsDir(dir, "host_vars", inv.HostVarsFiles); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) error {
+	base := filepath.Join(dir, sub)
+	st, err := os.Stat(base)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		inv.warnf("Found %s that is not a directory, skipping: %s", sub, base)
+		return nil
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return fmt.Errorf("%s: %v", base, err)
+	}
+	present := map[string]bool{}
+	for _, e := range entries {
+		present[e.Name()] = true
+	}
+	// every name a file or directory here can stand for
+	names := map[string]bool{}
+	for n := range present {
+		names[n] = true
+		for _, ext := range yamlExts {
+			if strings.HasSuffix(n, ext) && len(n) > len(ext) {
+				names[strings.TrimSuffix(n, ext)] = true
+			}
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for _, name := range sorted {
+		paths, err := findVarsFiles(base, name, present)
+		if err != nil {
+			return err
+		}
+		known := inv.groups[name] != nil
+		if sub == "host_vars" {
+			known = inv.hosts[name] != nil
+		}
+		for _, p := range paths {
+			vf, err := inv.readVarsFile(p)
+			if err != nil {
+				if known {
+					return err
+				}
+				// Ansible reads files only for existing groups/hosts
+				inv.warnf("%v (not used: no %s named %q)", err, strings.TrimSuffix(sub, "_vars"), name)
+				continue
+			}
+			vf.dir = dir
+			into[name] = append(into[name], vf)
+		}
+	}
+	return nil
+}
+
+// findVarsFiles is DataLoader.find_vars_files for one entity name.
+func findVarsFiles(base, name string, present map[string]bool) ([]string, error) {
+	for _, ext := range append([]string{""}, yamlExts...) {
+		n := name + ext
+		if !present[n] {
+			continue
+		}
+		full := filepath.Join(base, n)
+		st, err := os.Stat(full)
+		if err != nil {
+			continue // a dangling link does not exist for os.path.exists
+		}
+		if st.IsDir() {
+			return dirVarsFiles(full)
+		}
+		return []string{full}, nil
+	}
+	return nil, nil
+}
+
+// dirVarsFiles is DataLoader._get_dir_vars_files.
+func dirVarsFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", dir, err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, ".") || strings.HasSuffix(n, "~") {
+			continue
+		}
+		ext := pyExt(n)
+		full := filepath.Join(dir, n)
+		st, err := os.Stat(full)
+		if err != nil {
+			continue
+		}
+		if st.IsDir() {
+			if ext == "" {
+				sub, err := dirVarsFiles(full)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, sub...)
+			}
+			continue
+		}
+		if st.Mode().IsRegular() && (ext == "" || ext == ".yml" || ext == ".yaml" || ext == ".json") {
+			out = append(out, full)
+		}
+	}
+	return out, nil
+}
+
+// pyExt is os.path.splitext(name)[1]: leading dots do not start an extension.
+func pyExt(name string) string {
+	trimmed := strings.TrimLeft(name, ".")
+	i := strings.LastIndexByte(trimmed, '.')
+	if i < 0 {
+		return ""
+	}
+	return trimmed[i:]
+}
+
+// readVarsFile loads one group_vars/host_vars file. A whole-file vault is
+// not decrypted: Vault is set and a warning added.
+func (inv *Inventory) readVarsFile(path string) (*VarsFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	vf := &VarsFile{Path: path, Vars: NewMap()}
+	if bytes.HasPrefix(data, []byte("$ANSIBLE_VAULT")) {
+		vf.Vault = true
+		inv.warnf("%s: whole-file ansible-vault: its variables are not read (never decrypted); ansible-core needs the vault password to load it", path)
+		return vf, nil
+	}
+	v, err := loadData(path, data, func(w string) { inv.warnf("%s", w) })
+	if err != nil {
+		return nil, err
+	}
+	if v == nil || isFalsy(v) {
+		return vf, nil
+	}
+	if v.Kind != KindMap {
+		return nil, fmt.Errorf("%s: failed to combine variables, expected dicts but got a '%s' and a 'dict'", path, v.Kind)
+	}
+	vf.Vars = v.Map
+	return vf, nil
+}
+
+// isFalsy is Python truthiness for a loaded document.
+func isFalsy(v *Value) bool {
+	switch v.Kind {
+	case KindNull:
+		return true
+	case KindBool:
+		return !v.Bool
+	case KindInt:
+		return v.Int.Sign() == 0
+	case KindFloat:
+		return v.Float == 0
+	case KindString:
+		return v.Str == ""
+	case KindList:
+		return len(v.List) == 0
+	case KindMap:
+		return v.Map.Len() == 0
+	}
+	return false
+}
