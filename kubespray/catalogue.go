@@ -194,9 +194,15 @@ func build(name string, defs map[string][]Def, f *Facts) *Catalogue {
 			v.Choices, v.ChoicesSource = a.Choices, a.Source
 		}
 	}
+	// A variable this kubespray still defines is not removed in it.
+	kept := f.Removed[:0]
 	for _, r := range f.Removed {
-		c.Removed[r.Name] = r.Instead
+		if c.Vars[r.Name] == nil {
+			kept = append(kept, r)
+			c.Removed[r.Name] = r.Instead
+		}
 	}
+	f.Removed = kept
 	return c
 }
 

@@ -288,3 +288,102 @@ func TestDynamicGroupsTable(t *testing.T) {
 	}
 	ApplyDynamicGroups(nil) // no panic
 }
+
+// TestCheckoutReadsItsOwnAsserts: a checkout's validate_inventory and
+// calico check.yml decide the allowed values and removed variables.
+func TestCheckoutReadsItsOwnAsserts(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"roles/kubespray_defaults/defaults/main.yml": "kube_network_plugin: calico\nnew_choice: x\neviction_hard_control_plane: {}\n",
+		"roles/validate_inventory/tasks/main.yml": `---
+- name: Fail if removed variables are used
+  vars:
+    removed_vars:
+      - kubelet_static_pod_path # 2.31.0
+      - my_old_var
+      - eviction_hard_control_plane
+    removed_vars_found: "{{ query('varnames', '^' + (removed_vars | join('|')) + '$') }}"
+  assert:
+    that: removed_vars_found | length == 0
+- name: Stop if unsupported options selected
+  assert:
+    that:
+      - kube_network_plugin in ['calico', "weave"]
+      - new_choice in ['x', 'y']
+      - etcd_deployment_type in ['host', 'kubeadm'] or container_manager == 'docker'
+    msg: The selected choice is not supported
+`,
+		"roles/network_plugin/calico/tasks/check.yml": `---
+- name: "Check ipip and vxlan mode defined correctly"
+  block:
+    - name: "Check ipip and vxlan mode defined correctly"
+      assert:
+        that:
+          - "calico_ipip_mode in ['Always', 'Never']"
+- name: "Check ipip and vxlan mode if simultaneously enabled"
+  assert:
+    that:
+      - "calico_vxlan_mode in ['Never']"
+`,
+	})
+	c, err := Checkout(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Lookup("kube_network_plugin")
+	if k == nil || !reflect.DeepEqual(k.Choices, []string{"calico", "weave"}) || k.ChoicesSource != "roles/validate_inventory/tasks/main.yml:14" {
+		t.Errorf("kube_network_plugin = %+v", k)
+	}
+	if v := c.Lookup("new_choice"); v == nil || !reflect.DeepEqual(v.Choices, []string{"x", "y"}) {
+		t.Errorf("new_choice = %+v", v)
+	}
+	var ipip *Assert
+	for i, a := range c.Asserts() {
+		if a.ID == "choice:calico_ipip_mode" {
+			ipip = &c.Asserts()[i]
+		}
+		if a.ID == "choice:calico_vxlan_mode" && !reflect.DeepEqual(a.Choices, []string{"Always", "CrossSubnet", "Never"}) {
+			t.Errorf("a conditional 'in' of another task changed the vxlan choices: %+v", a)
+		}
+	}
+	if ipip == nil || !reflect.DeepEqual(ipip.Choices, []string{"Always", "Never"}) || ipip.Source != "roles/network_plugin/calico/tasks/check.yml:7" {
+		t.Errorf("calico_ipip_mode assert = %+v", ipip)
+	}
+	only := func(n string) (any, bool) { return "CrossSubnet", n == "calico_ipip_mode" }
+	if got := c.Eval(*ipip, only); got != Fail {
+		t.Errorf("CrossSubnet against the checkout's choices: %v", got)
+	}
+	if _, ok := c.Removed["my_old_var"]; !ok {
+		t.Errorf("my_old_var not removed: %v", c.Removed)
+	}
+	// Still defined by this checkout's defaults: not removed here.
+	if _, ok := c.Removed["eviction_hard_control_plane"]; ok {
+		t.Error("eviction_hard_control_plane is defined by the checkout, yet listed as removed")
+	}
+	for _, r := range c.Facts.Removed {
+		if r.Name == "kubelet_static_pod_path" && r.Source != "roles/validate_inventory/tasks/main.yml:5" {
+			t.Errorf("kubelet_static_pod_path source %s", r.Source)
+		}
+	}
+	// Not from validate_inventory's list: kept from the facts table.
+	if _, ok := c.Removed["ipip"]; !ok {
+		t.Error("calico's ipip check dropped")
+	}
+}
+
+func TestCheckoutWithoutRemovedTask(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"roles/kubespray_defaults/defaults/main.yml": "a: 1\n"})
+	c, err := Checkout(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No task files: the default version's facts stand.
+	if _, ok := c.Removed["kubelet_static_pod_path"]; !ok {
+		t.Error("facts table not applied")
+	}
+	writeTree(t, root, map[string]string{"roles/validate_inventory/tasks/main.yml": "- name: x\n  assert:\n    that: [\n"})
+	if _, err := Checkout(root); err == nil || !strings.Contains(err.Error(), "roles/validate_inventory/tasks/main.yml") {
+		t.Errorf("malformed task file: %v", err)
+	}
+}

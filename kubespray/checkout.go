@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/layercheck/layercheck/kubespray/internal/scan"
 )
@@ -36,16 +37,77 @@ func FindCheckout(source string) (string, error) {
 
 // Checkout loads the catalogue of the kubespray checkout at dir with the
 // code that generates the bundled catalogues, so the types are those of
-// the kubespray version the user runs. The task-level facts (asserts,
-// removed variables) are DefaultVersion's. Errors name file:line.
+// the kubespray version the user runs. The task-level facts start from
+// DefaultVersion's; the allowed values of choice asserts and the removed
+// variables are then taken from the checkout's own task files
+// (roles/validate_inventory/tasks/main.yml and the calico and cilium
+// check.yml) where present. Errors name file:line.
 func Checkout(dir string) (*Catalogue, error) {
 	t, err := scan.Load(dir)
 	if err != nil {
 		return nil, fmt.Errorf("kubespray checkout at %s: %w", dir, err)
 	}
-	c := build("kubespray checkout at "+dir, t.Defs, factsFor(""))
+	f := factsFor("")
+	a, err := scan.ReadAsserts(dir)
+	if err != nil {
+		return nil, fmt.Errorf("kubespray checkout at %s: %w", dir, err)
+	}
+	mergeCheckoutAsserts(f, a, dir)
+	c := build("kubespray checkout at "+dir, t.Defs, f)
 	c.Root, c.Skipped = dir, t.Skipped
 	return c, nil
+}
+
+// mergeCheckoutAsserts makes the facts say what the checkout's own task
+// files say: the allowed values (and their lines) of the choice asserts
+// found there, new choices of validate_inventory's "Stop if unsupported
+// options selected", and its removed_vars list.
+func mergeCheckoutAsserts(f *Facts, a *scan.Asserts, dir string) {
+	for _, ch := range a.Choices {
+		matched := false
+		for i := range f.Asserts {
+			as := &f.Asserts[i]
+			if as.ID != "choice:"+ch.Var || as.Task != ch.Task {
+				continue
+			}
+			as.Choices = ch.Values
+			as.That = []Cond{{Var: ch.Var, Op: OpIn, Values: anys(ch.Values...)}}
+			as.Expr, as.Source = ch.Expr, ch.Source
+			matched = true
+		}
+		if !matched && ch.Task == unsupportedTask {
+			f.Asserts = append(f.Asserts, choice(ch.Var, ch.Values, nil, ch.Expr, unsupportedMsg, unsupportedTask, ch.Source))
+		}
+	}
+	if !a.RemovedFound {
+		return
+	}
+	listed := map[string]scan.RemovedItem{}
+	for _, r := range a.Removed {
+		listed[r.Name] = r
+	}
+	var out []Removed
+	for _, r := range f.Removed {
+		fromList := strings.HasPrefix(r.Msg, removedMsgPrefix)
+		item, ok := listed[r.Name]
+		switch {
+		case fromList && !ok:
+			continue // this kubespray does not stop on it
+		case ok:
+			r.Source = item.Source
+			delete(listed, r.Name)
+		}
+		out = append(out, r)
+	}
+	for _, item := range a.Removed {
+		if _, ok := listed[item.Name]; !ok {
+			continue
+		}
+		out = append(out, Removed{Name: item.Name, Stops: true,
+			Instead: "delete it: the kubespray checkout at " + dir + " no longer reads it",
+			Msg:     removedMsgPrefix + item.Name, Source: item.Source})
+	}
+	f.Removed = out
 }
 
 // ForInventory returns the catalogue for inventory sources (-i

@@ -92,6 +92,7 @@ const (
 	calicoEncapMsg    = "calico inter host encapsulation mode is not 'Always', 'CrossSubnet' or 'Never'"
 	calicoExclMsg     = "IP in IP and VXLAN mode is mutualy exclusive modes"
 	calicoExclTask    = "Check ipip and vxlan mode if simultaneously enabled"
+	removedMsgPrefix  = "Removed variables present: "
 )
 
 func at(file string, line int) string { return file + ":" + itoa(line) }
@@ -209,12 +210,16 @@ func commonAsserts() []Assert {
 	}
 }
 
-// commonRemoved are the variables both versions stop on or ignore.
-func commonRemoved() []Removed {
+// commonRemoved are the variables both versions stop on or ignore;
+// metallbLine is the line of "matallb_auto_assign is defined".
+func commonRemoved(metallbLine int) []Removed {
 	return []Removed{
+		{Name: "matallb_auto_assign", Stops: true, Instead: "rename it to metallb_auto_assign (the old name was a typo)",
+			Msg:    "'matallb_auto_assign' configuration variable is deprecated, please use 'metallb_auto_assign' instead",
+			Source: at("roles/kubernetes-apps/metallb/tasks/main.yml", metallbLine)},
 		{Name: "kubelet_static_pod_path", Stops: true,
 			Instead: "delete it: since kubespray 2.31.0 the kubelet's staticPodPath is always kube_manifest_dir",
-			Msg:     "Removed variables present: kubelet_static_pod_path", Source: at(validateInventory, 13)},
+			Msg:     removedMsgPrefix + "kubelet_static_pod_path", Source: at(validateInventory, 13)},
 		{Name: "ipip", Stops: true, Instead: "set calico_ipip_mode (Always, CrossSubnet or Never)",
 			Msg:    "'ipip' configuration variable is deprecated, please configure your inventory with 'calico_ipip_mode' set to 'Always' or 'CrossSubnet' according to your specific needs",
 			Source: at(calicoCheck, 5)},
@@ -261,7 +266,7 @@ var facts = map[string]func() *Facts{
 		)
 		as = append(as, knownBoolAsserts(51)...)
 		return &Facts{
-			Asserts: as, Removed: commonRemoved(), KnownBooleans: knownBooleans,
+			Asserts: as, Removed: commonRemoved(12), KnownBooleans: knownBooleans,
 			KnownBooleansSource: at(validateInventory, 48), DynamicGroups: dynamicGroups,
 			Source: "kubespray v2.31.0 (1c9add48975060f45396b34d8e022c30d7f80dab)",
 		}
@@ -274,9 +279,9 @@ var facts = map[string]func() *Facts{
 				Expr: `cloud_provider in ["", 'external']`, Msg: "Assertion failed", Task: "Check cloud_provider value", Source: at(validateInventory, 83)},
 		)
 		as = append(as, knownBoolAsserts(52)...)
-		rm := append(commonRemoved(), Removed{Name: "eviction_hard_control_plane", Stops: true,
+		rm := append(commonRemoved(13), Removed{Name: "eviction_hard_control_plane", Stops: true,
 			Instead: "set eviction_hard (the kubelet config no longer reads a control-plane-only value)",
-			Msg:     "Removed variables present: eviction_hard_control_plane", Source: at(validateInventory, 14)})
+			Msg:     removedMsgPrefix + "eviction_hard_control_plane", Source: at(validateInventory, 14)})
 		return &Facts{
 			Asserts: as, Removed: rm, KnownBooleans: knownBooleans,
 			KnownBooleansSource: at(validateInventory, 49), DynamicGroups: dynamicGroups,
