@@ -294,7 +294,7 @@ func TestDynamicGroupsTable(t *testing.T) {
 func TestCheckoutReadsItsOwnAsserts(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"roles/kubespray_defaults/defaults/main.yml": "kube_network_plugin: calico\nnew_choice: x\neviction_hard_control_plane: {}\n",
+		"roles/kubespray_defaults/defaults/main.yml": "kube_network_plugin: calico\nnew_choice: x\neviction_hard_control_plane: {}\nignore_assert_errors: false\n",
 		"roles/validate_inventory/tasks/main.yml": `---
 - name: Fail if removed variables are used
   vars:
