@@ -92,3 +92,12 @@ func nodeRead(env *Env, p string) ([]byte, error) {
 	}
 	return os.ReadFile(env.Path(r))
 }
+
+// statNode stats a node path, following symlinks inside Root.
+func statNode(env *Env, p string) (os.FileInfo, error) {
+	r, err := nodeResolve(env, p)
+	if err != nil {
+		return nil, err
+	}
+	return os.Stat(env.Path(r))
+}

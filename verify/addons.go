@@ -1,0 +1,123 @@
+package verify
+
+import (
+	"context"
+	"debug/buildinfo"
+	"fmt"
+	"path"
+	"regexp"
+)
+
+// The addons layer checks the node side of kubespray's add-ons: helm at
+// {{ bin_dir }}/helm when helm_enabled (its version read from the Go build
+// information in the binary, without running it), and the
+// local_path_provisioner_claim_root directory when
+// local_path_provisioner_enabled.
+func init() { register("addons", nil, func() Layer { return addonsLayer{} }) }
+
+type addonsLayer struct{}
+
+func (addonsLayer) Name() string { return "addons" }
+
+// AddonsFacts are the addons layer's facts.
+type AddonsFacts struct {
+	Helm          *HelmFacts `json:"helm,omitempty"`
+	LocalPathRoot *PathFacts `json:"local_path_claim_root,omitempty"`
+}
+
+// HelmFacts describe the helm binary.
+type HelmFacts struct {
+	Path    string `json:"path"`
+	Present bool   `json:"present"`
+	// Version is helm's release version ("v3.17.3"), "" when unknown.
+	Version string `json:"version"`
+	// VersionSource says where Version was read: "ldflags" or "module".
+	VersionSource string `json:"version_source,omitempty"`
+}
+
+// PathFacts describe a directory.
+type PathFacts struct {
+	Path    string `json:"path"`
+	Present bool   `json:"present"`
+	IsDir   bool   `json:"is_dir"`
+}
+
+// helm's Makefile stamps the version with
+// -X helm.sh/helm/v3/internal/version.version=v3.x.y (v4 likewise).
+var helmLdflagsVersion = regexp.MustCompile(`helm\.sh/helm/v\d+/internal/version\.version=(v?[0-9][^\s'"]*)`)
+
+// HelmVersion reads helm's version from the Go build information of the
+// binary at file (node path resolved by the caller), without executing it.
+func HelmVersion(file string) (version, source string, err error) {
+	bi, err := buildinfo.ReadFile(file)
+	if err != nil {
+		return "", "", err
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-ldflags" {
+			if m := helmLdflagsVersion.FindStringSubmatch(s.Value); m != nil {
+				return m[1], "ldflags", nil
+			}
+		}
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v, "module", nil
+	}
+	return "", "", nil
+}
+
+func (addonsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
+	o := env.Options
+	host := hostName(env)
+	f := &AddonsFacts{}
+	var results []Result
+	if o.HelmEnabled && (len(o.Groups) == 0 || o.InGroup("kube_control_plane")) {
+		p := path.Join(o.BinDir, "helm")
+		h := &HelmFacts{Path: p}
+		f.Helm = h
+		real, err := nodeResolve(env, p)
+		if err != nil {
+			results = append(results, Result{Check: "helm", Status: StatusFail,
+				Msg:         fmt.Sprintf("helm_enabled is true but %s is missing on %s", p, host),
+				Remediation: "re-run kubespray's cluster.yml with --tags helm (roles/kubernetes-apps/helm installs it on kube_control_plane hosts), or set helm_enabled: false"})
+		} else {
+			h.Present = true
+			v, src, verr := HelmVersion(env.Path(real))
+			h.Version, h.VersionSource = v, src
+			switch {
+			case verr != nil:
+				results = append(results, Result{Check: "helm", Status: StatusWarn,
+					Msg:         fmt.Sprintf("%s on %s is not a readable Go binary (%v); its version is unknown", p, host, verr),
+					Remediation: "reinstall helm: re-run kubespray's cluster.yml with --tags helm"})
+			case v == "":
+				results = append(results, Result{Check: "helm", Status: StatusOK, Msg: fmt.Sprintf("%s present on %s (version not stamped in the binary)", p, host)})
+			default:
+				results = append(results, Result{Check: "helm", Status: StatusOK, Msg: fmt.Sprintf("%s %s present on %s", p, v, host), Actual: v})
+			}
+		}
+	}
+	if o.LocalPathProvisionerEnabled && (len(o.Groups) == 0 || o.InGroup("kube_node") || o.InGroup("kube_control_plane")) {
+		p := o.LocalPathProvisionerClaimRoot
+		pf := &PathFacts{Path: p}
+		f.LocalPathRoot = pf
+		if fi, err := statNode(env, p); err == nil {
+			pf.Present, pf.IsDir = true, fi.IsDir()
+		}
+		switch {
+		case pf.IsDir:
+			results = append(results, Result{Check: "local_path_claim_root", Status: StatusOK, Msg: fmt.Sprintf("local_path_provisioner_claim_root %s present on %s", p, host)})
+		case pf.Present:
+			results = append(results, Result{Check: "local_path_claim_root", Status: StatusFail,
+				Msg:         fmt.Sprintf("local_path_provisioner_claim_root %s on %s is not a directory", p, host),
+				Remediation: "remove the file and re-run kubespray's cluster.yml with --tags local-path-provisioner"})
+		default:
+			results = append(results, Result{Check: "local_path_claim_root", Status: StatusFail,
+				Msg:         fmt.Sprintf("local_path_provisioner_enabled is true but local_path_provisioner_claim_root %s is missing on %s; PersistentVolumes there cannot be provisioned", p, host),
+				Remediation: "re-run kubespray's cluster.yml with --tags local-path-provisioner, or create the directory"})
+		}
+	}
+	if len(results) == 0 {
+		return nil, f, fmt.Errorf("%w: neither helm_enabled nor local_path_provisioner_enabled applies to %s", ErrNotApplicable, host)
+	}
+	return results, f, nil
+}

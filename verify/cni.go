@@ -1,0 +1,125 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+)
+
+// The cni layer checks the node side of kube_network_plugin: the tunnel
+// interfaces the plugin creates (read from /sys/class/net under Root) and
+// lists the ports and protocols it needs open between nodes, with the
+// inventory's choice that makes each one needed.
+func init() { register("cni", nil, func() Layer { return cniLayer{} }) }
+
+type cniLayer struct{}
+
+func (cniLayer) Name() string { return "cni" }
+
+// CNIPort is a port or IP protocol the network plugin needs between nodes.
+type CNIPort struct {
+	Protocol string `json:"protocol"` // udp, tcp, or ip (an IP protocol number)
+	Port     int    `json:"port"`     // port, or the IP protocol number for "ip"
+	Purpose  string `json:"purpose"`
+	// Because is the inventory choice that needs it, e.g. "calico_vxlan_mode: Always".
+	Because string `json:"because"`
+}
+
+// CNIInterface is a network interface the plugin should have created.
+type CNIInterface struct {
+	Name    string `json:"name"`
+	Present bool   `json:"present"`
+	Because string `json:"because"`
+}
+
+// CNIFacts are the cni layer's facts.
+type CNIFacts struct {
+	Plugin     string         `json:"kube_network_plugin"`
+	Interfaces []CNIInterface `json:"interfaces"`
+	Ports      []CNIPort      `json:"ports"`
+	// NodeInterfaces lists /sys/class/net.
+	NodeInterfaces []string `json:"node_interfaces"`
+}
+
+// calicoMode says whether a calico_*_mode value turns the encapsulation on
+// (Always or CrossSubnet; Never turns it off).
+func calicoMode(v string) bool { return v != "" && !strings.EqualFold(v, "Never") }
+
+func (cniLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
+	o := env.Options
+	host := hostName(env)
+	if len(o.Groups) > 0 && !o.InGroup("kube_control_plane") && !o.InGroup("kube_node") {
+		return nil, nil, fmt.Errorf("%w: %s is not a Kubernetes node", ErrNotApplicable, host)
+	}
+	f := &CNIFacts{Plugin: o.KubeNetworkPlugin, Interfaces: []CNIInterface{}, Ports: []CNIPort{}, NodeInterfaces: []string{}}
+	ents, err := os.ReadDir(env.Path("/sys/class/net"))
+	if err != nil {
+		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", err)
+	}
+	have := map[string]bool{}
+	for _, e := range ents {
+		have[e.Name()] = true
+		f.NodeInterfaces = append(f.NodeInterfaces, e.Name())
+	}
+	want := func(name, because string) {
+		f.Interfaces = append(f.Interfaces, CNIInterface{Name: name, Present: have[name], Because: because})
+	}
+	switch o.KubeNetworkPlugin {
+	case "calico":
+		if calicoMode(o.CalicoVXLANMode) {
+			b := "calico_vxlan_mode: " + o.CalicoVXLANMode
+			want("vxlan.calico", b)
+			f.Ports = append(f.Ports, CNIPort{"udp", 4789, "calico VXLAN overlay", b})
+		}
+		if calicoMode(o.CalicoIPIPMode) {
+			b := "calico_ipip_mode: " + o.CalicoIPIPMode
+			want("tunl0", b)
+			f.Ports = append(f.Ports, CNIPort{"ip", 4, "calico IP-in-IP (IP protocol 4)", b})
+		}
+		if o.CalicoNetworkBackend == "bird" {
+			f.Ports = append(f.Ports, CNIPort{"tcp", 179, "calico BGP peering (BIRD)", "calico_network_backend: bird"})
+		}
+	case "flannel":
+		want("flannel.1", "kube_network_plugin: flannel (vxlan backend)")
+		f.Ports = append(f.Ports, CNIPort{"udp", 8472, "flannel VXLAN", "kube_network_plugin: flannel"})
+	case "cilium":
+		want("cilium_host", "kube_network_plugin: cilium")
+		f.Ports = append(f.Ports, CNIPort{"udp", 8472, "cilium VXLAN tunnel", "kube_network_plugin: cilium"},
+			CNIPort{"tcp", 4240, "cilium health checks", "kube_network_plugin: cilium"})
+	default:
+		return []Result{{Check: "plugin", Status: StatusSkipped,
+			Msg: fmt.Sprintf("kube_network_plugin %q has no node checks here", o.KubeNetworkPlugin)}}, f, nil
+	}
+	var results []Result
+	for _, i := range f.Interfaces {
+		if i.Present {
+			results = append(results, Result{Check: "interface:" + i.Name, Status: StatusOK,
+				Msg: fmt.Sprintf("%s present (%s)", i.Name, i.Because)})
+			continue
+		}
+		results = append(results, Result{Check: "interface:" + i.Name, Status: StatusFail,
+			Msg:      fmt.Sprintf("interface %s is missing on %s although %s", i.Name, host, i.Because),
+			Evidence: map[string]any{"sys_class_net": path.Join("/sys/class/net"), "interfaces": f.NodeInterfaces},
+			Remediation: fmt.Sprintf("check the %s pod on %s (kubectl -n kube-system logs of its node agent) and that the inventory's %s matches the cluster's pool; allow %s between nodes",
+				o.KubeNetworkPlugin, host, i.Because, portList(f.Ports))})
+	}
+	if len(f.Ports) > 0 {
+		results = append(results, Result{Check: "ports", Status: StatusOK,
+			Msg: "needs between nodes: " + portList(f.Ports), Actual: f.Ports})
+	}
+	return results, f, nil
+}
+
+func portList(ps []CNIPort) string {
+	var s []string
+	for _, p := range ps {
+		if p.Protocol == "ip" {
+			s = append(s, fmt.Sprintf("IP protocol %d", p.Port))
+		} else {
+			s = append(s, fmt.Sprintf("%s/%d", p.Protocol, p.Port))
+		}
+	}
+	return strings.Join(s, ", ")
+}

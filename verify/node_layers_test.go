@@ -1,0 +1,403 @@
+package verify
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layercheck/layercheck/internal/testharness"
+)
+
+// now is the moment the test trees are made; every check passes it in.
+var testNow = time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
+
+func buildTree(t *testing.T, cfg testharness.Config) *testharness.Tree {
+	t.Helper()
+	if cfg.Now.IsZero() {
+		cfg.Now = testNow
+	}
+	tr, err := testharness.Build(t.TempDir(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func testEnv(tr *testharness.Tree, now time.Time) *Env {
+	o := Options{Groups: []string{"etcd", "kube_control_plane", "k8s_cluster"}, EtcdMembers: tr.Config.Hosts}
+	o.Defaults()
+	return &Env{Root: tr.Root, Host: tr.Config.Host, Now: now, Options: o, NetTimeout: time.Second}
+}
+
+func runCerts(t *testing.T, env *Env) ([]Result, *CertificatesFacts) {
+	t.Helper()
+	res, facts, err := certificatesLayer{}.Check(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, facts.(*CertificatesFacts)
+}
+
+func findCert(f *CertificatesFacts, p string) *CertInfo {
+	for i := range f.Certificates {
+		if f.Certificates[i].Path == p {
+			return &f.Certificates[i]
+		}
+	}
+	return nil
+}
+
+func failed(res []Result) []Result {
+	var out []Result
+	for _, r := range res {
+		if r.Status == StatusFail || r.Status == StatusError {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestCertificatesHealthy(t *testing.T) {
+	tr := buildTree(t, testharness.Config{})
+	res, f := runCerts(t, testEnv(tr, testNow))
+	if bad := failed(res); len(bad) > 0 {
+		t.Fatalf("healthy tree has failures: %+v", bad)
+	}
+	// 5 kube_cert_dir certs + 4 kubeadm kubeconfigs; etcd: ca + 9 leaves;
+	// kubelet: rotated client + serving cert. pki symlink not counted twice.
+	want := map[string]int{FamilyKubeadm: 9, FamilyEtcdScript: 10, FamilyKubelet: 2}
+	for fam, n := range want {
+		if got := f.Families[fam].Count; got != n {
+			t.Errorf("family %s: %d certificates, want %d", fam, got, n)
+		}
+	}
+	if f.Symlinks["/etc/kubernetes/pki"] != "/etc/kubernetes/ssl" {
+		t.Errorf("pki symlink not resolved inside root: %v", f.Symlinks)
+	}
+	for _, c := range f.Certificates {
+		if strings.HasPrefix(c.Path, "/etc/kubernetes/pki/") {
+			t.Errorf("%s counted through the pki symlink", c.Path)
+		}
+		if !c.Chained {
+			t.Errorf("%s not chained", c.Path)
+		}
+	}
+	api := findCert(f, "/etc/kubernetes/ssl/apiserver.crt")
+	if api == nil || api.KubeadmName != "apiserver" || api.CAName != "ca" || api.KeyMatch == nil || !*api.KeyMatch {
+		t.Fatalf("apiserver facts: %+v", api)
+	}
+	// made at testNow for 8760h: 365 whole days, as kubeadm's RESIDUAL TIME would say.
+	if api.DaysLeft != 365 || api.ResidualSeconds != 365*24*3600 {
+		t.Errorf("apiserver days_left %d residual %d", api.DaysLeft, api.ResidualSeconds)
+	}
+	fp := findCert(f, "/etc/kubernetes/ssl/front-proxy-client.crt")
+	if fp == nil || fp.CAName != "front-proxy-ca" {
+		t.Errorf("front-proxy-client: %+v", fp)
+	}
+	adm := findCert(f, "/etc/kubernetes/admin.conf#users[kubernetes-admin].client-certificate-data")
+	if adm == nil || adm.KubeadmName != "admin.conf" || adm.Subject != "O = kubeadm:cluster-admins, CN = kubernetes-admin" || adm.KeyMatch == nil || !*adm.KeyMatch {
+		t.Errorf("admin.conf: %+v", adm)
+	}
+	cur := findCert(f, "/var/lib/kubelet/pki/kubelet-client-current.pem")
+	if cur == nil || cur.RealPath == "" || cur.Family != FamilyKubelet || cur.ChainsTo != "/etc/kubernetes/ssl/ca.crt" {
+		t.Errorf("kubelet client: %+v", cur)
+	}
+	if fi := f.Families[FamilyEtcdScript]; fi.DaysLeft < 36499 {
+		t.Errorf("etcd family days left %d", fi.DaysLeft)
+	}
+}
+
+func TestCertificatesThresholdsAndChains(t *testing.T) {
+	tr := buildTree(t, testharness.Config{})
+	// expired apiserver, short-lived (warn) front-proxy-client, etcd member
+	// cert 3 days from expiry (fail), mis-chained admin cert.
+	must(t, tr.ReissueLeaf("/etc/kubernetes/ssl/apiserver.crt", testNow.Add(-400*24*time.Hour), testNow.Add(-time.Hour), nil))
+	must(t, tr.ReissueLeaf("/etc/kubernetes/ssl/front-proxy-client.crt", testNow.Add(-time.Hour), testNow.Add(20*24*time.Hour), nil))
+	must(t, tr.ReissueLeaf("/etc/ssl/etcd/ssl/member-node1.pem", testNow.Add(-time.Hour), testNow.Add(3*24*time.Hour), nil))
+	other, err := testharness.NewCA(testharness.ECDSAP256, "etcd-ca", testNow, testNow.Add(24*time.Hour*3650))
+	must(t, err)
+	must(t, tr.ReissueLeaf("/etc/ssl/etcd/ssl/admin-node1.pem", testNow.Add(-time.Hour), testNow.Add(365*24*time.Hour), other))
+	// key mismatch: node-node1 key replaced by node-node2's.
+	k2, err := os.ReadFile(tr.Path("/etc/ssl/etcd/ssl/node-node2-key.pem"))
+	must(t, err)
+	must(t, tr.WriteFile("/etc/ssl/etcd/ssl/node-node1-key.pem", k2, 0o600))
+
+	res, f := runCerts(t, testEnv(tr, testNow))
+	check := func(p string, st Status, problem string) {
+		t.Helper()
+		c := findCert(f, p)
+		if c == nil {
+			t.Fatalf("%s not in facts", p)
+		}
+		if c.Status != st || !strings.Contains(strings.Join(c.Problems, "; "), problem) {
+			t.Errorf("%s: status %s problems %q, want %s with %q", p, c.Status, c.Problems, st, problem)
+		}
+	}
+	check("/etc/kubernetes/ssl/apiserver.crt", StatusFail, "expired on")
+	check("/etc/kubernetes/ssl/front-proxy-client.crt", StatusWarn, "in 20 days (warn below 30)")
+	check("/etc/ssl/etcd/ssl/member-node1.pem", StatusFail, "in 3 days (fail below 7)")
+	check("/etc/ssl/etcd/ssl/admin-node1.pem", StatusFail, "mis-chained")
+	check("/etc/ssl/etcd/ssl/node-node1.pem", StatusFail, "does not belong")
+	if c := findCert(f, "/etc/kubernetes/ssl/apiserver.crt"); !c.Expired || c.DaysLeft != -1 {
+		t.Errorf("apiserver expired=%v days_left=%d", c.Expired, c.DaysLeft)
+	}
+	if fi := f.Families[FamilyEtcdScript]; fi.EarliestPath != "/etc/ssl/etcd/ssl/member-node1.pem" || fi.DaysLeft != 3 || fi.Status != StatusFail {
+		t.Errorf("etcd family: %+v", fi)
+	}
+	var remedies []string
+	for _, r := range res {
+		if r.Check == "certificate:/etc/kubernetes/ssl/apiserver.crt" {
+			remedies = append(remedies, r.Remediation)
+			if !strings.Contains(r.Msg, "node1") {
+				t.Errorf("message names no host: %s", r.Msg)
+			}
+		}
+	}
+	if len(remedies) != 1 || !strings.Contains(remedies[0], "kubeadm certs renew apiserver") {
+		t.Errorf("apiserver remediation: %q", remedies)
+	}
+	// Judged 10 days later, the 20-day cert is now within fail? no: 10 left -> warn; the 3-day one expired.
+	_, f2 := runCerts(t, testEnv(tr, testNow.Add(10*24*time.Hour)))
+	if c := findCert(f2, "/etc/kubernetes/ssl/front-proxy-client.crt"); c.Status != StatusWarn || c.DaysLeft != 10 {
+		t.Errorf("10 days later: %+v", c)
+	}
+	if c := findCert(f2, "/etc/ssl/etcd/ssl/member-node1.pem"); !c.Expired {
+		t.Errorf("member-node1 not expired 10 days later")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCertificatesMissingAndBroken(t *testing.T) {
+	tr := buildTree(t, testharness.Config{})
+	must(t, tr.Remove("/etc/ssl/etcd/ssl/member-node1.pem"))
+	must(t, tr.WriteFile("/etc/kubernetes/ssl/front-proxy-client.crt", []byte("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"), 0o644))
+	res, f := runCerts(t, testEnv(tr, testNow))
+	if len(f.Missing) != 1 || f.Missing[0] != "/etc/ssl/etcd/ssl/member-node1.pem" {
+		t.Errorf("missing: %v", f.Missing)
+	}
+	var sawMissing, sawParse bool
+	for _, r := range res {
+		if r.Check == "present:/etc/ssl/etcd/ssl/member-node1.pem" && r.Status == StatusFail && strings.Contains(r.Remediation, "make-ssl-etcd.sh on node1") {
+			sawMissing = true
+		}
+		if strings.HasPrefix(r.Check, "parse:/etc/kubernetes/ssl/front-proxy-client.crt") && r.Status == StatusFail {
+			sawParse = true
+		}
+	}
+	if !sawMissing || !sawParse {
+		t.Errorf("missing=%v parse=%v in %+v", sawMissing, sawParse, res)
+	}
+}
+
+func TestCertificatesRSAAndNoKeyMaterial(t *testing.T) {
+	tr := buildTree(t, testharness.Config{Keys: testharness.RSA2048})
+	env := testEnv(tr, testNow)
+	rep, err := Run(context.Background(), env, []string{"certificates", "install", "kubelet", "cni"}, nil)
+	must(t, err)
+	out, err := json.Marshal(rep)
+	must(t, err)
+	if rep.Layers["certificates"].Status != StatusOK {
+		t.Fatalf("certificates: %+v", rep.Layers["certificates"])
+	}
+	assertNoSecrets(t, tr, string(out))
+}
+
+// assertNoSecrets fails when out holds any private key of the tree, in PEM,
+// base64 or DER-base64 form, or a kubeconfig's client-key-data.
+func assertNoSecrets(t *testing.T, tr *testharness.Tree, out string) {
+	t.Helper()
+	if strings.Contains(out, "PRIVATE KEY") {
+		t.Fatal("output contains PRIVATE KEY")
+	}
+	err := filepath.Walk(tr.Root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		rest := data
+		for {
+			var b *pem.Block
+			b, rest = pem.Decode(rest)
+			if b == nil {
+				break
+			}
+			if strings.Contains(b.Type, "PRIVATE KEY") {
+				enc := base64.StdEncoding.EncodeToString(b.Bytes)
+				if strings.Contains(out, enc[20:60]) {
+					t.Errorf("output contains key bytes of %s", p)
+				}
+			}
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if i := strings.Index(line, "client-key-data: "); i >= 0 {
+				v := strings.TrimSpace(line[i+len("client-key-data: "):])
+				if len(v) > 40 && strings.Contains(out, v[10:40]) {
+					t.Errorf("output contains client-key-data of %s", p)
+				}
+			}
+		}
+		return nil
+	})
+	must(t, err)
+}
+
+func TestInstallDrift(t *testing.T) {
+	tr := buildTree(t, testharness.Config{})
+	env := testEnv(tr, testNow)
+	res, facts, err := installLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) > 0 {
+		t.Fatalf("healthy install: %+v", bad)
+	}
+	f := facts.(*InstallFacts)
+	c := f.KubeadmConfig.Cluster
+	if c.KubernetesVersion != "v1.35.4" || c.Networking.PodSubnet != "10.233.64.0/18" || len(c.Etcd.External.Endpoints) != 3 || f.KubeadmConfig.KubeProxy.Mode != "ipvs" {
+		t.Errorf("parsed: %+v", f.KubeadmConfig)
+	}
+	if len(f.Releases) != 5 || !f.EtcdEnvPresent {
+		t.Errorf("releases %v etcd.env %v", f.Releases, f.EtcdEnvPresent)
+	}
+	// Inventory drifts from the node: podSubnet and kube_version.
+	env.Options.KubePodsSubnet = "10.244.0.0/16"
+	env.Options.KubeVersion = "v1.35.4" // same, written with a v
+	res, facts, err = installLayer{}.Check(context.Background(), env)
+	must(t, err)
+	f = facts.(*InstallFacts)
+	if len(f.Drift) != 1 || f.Drift[0].Variable != "kube_pods_subnet" || f.Drift[0].Installed != "10.233.64.0/18" {
+		t.Fatalf("drift: %+v", f.Drift)
+	}
+	bad := failed(res)
+	if len(bad) != 1 || !strings.Contains(bad[0].Msg, "podSubnet") || !strings.Contains(bad[0].Msg, "node1") || bad[0].Remediation == "" {
+		t.Errorf("drift result: %+v", bad)
+	}
+	// Broken YAML names the file and line; a missing file is reported.
+	must(t, tr.WriteFile("/etc/kubernetes/kubeadm-config.yaml", []byte("kind: ClusterConfiguration\nnetworking: [\n"), 0o640))
+	res, _, err = installLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) != 1 || !strings.Contains(bad[0].Msg, "/etc/kubernetes/kubeadm-config.yaml") || !strings.Contains(bad[0].Msg, "line") {
+		t.Errorf("bad yaml: %+v", bad)
+	}
+	must(t, tr.Remove("/etc/kubernetes/kubeadm-config.yaml"))
+	must(t, tr.Remove("/etc/etcd.env"))
+	_, facts, err = installLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if m := facts.(*InstallFacts).Missing; len(m) != 2 {
+		t.Errorf("missing: %v", m)
+	}
+}
+
+func TestKubeletLayer(t *testing.T) {
+	tr := buildTree(t, testharness.Config{})
+	env := testEnv(tr, testNow)
+	res, facts, err := kubeletLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) > 0 {
+		t.Fatalf("healthy kubelet: %+v", bad)
+	}
+	f := facts.(*KubeletFacts)
+	if f.Config.ClusterDNS[0] != "169.254.25.10" || f.Config.CgroupDriver != "systemd" || f.ResolvConfNameservers[0] != "169.254.25.10" {
+		t.Errorf("facts: %+v", f)
+	}
+	must(t, tr.SetResolvConf("127.0.0.53"))
+	res, _, err = kubeletLayer{}.Check(context.Background(), env)
+	must(t, err)
+	bad := failed(res)
+	if len(bad) != 1 || bad[0].Check != "resolv_conf" || !strings.Contains(bad[0].Msg, "127.0.0.53") || !strings.Contains(bad[0].Remediation, "kube_resolv_conf") {
+		t.Errorf("loopback resolv.conf: %+v", bad)
+	}
+	env.Options.Groups = []string{"etcd"}
+	if _, _, err := (kubeletLayer{}).Check(context.Background(), env); err == nil || !strings.Contains(err.Error(), "not applicable") {
+		t.Errorf("etcd-only host: %v", err)
+	}
+}
+
+func TestCNILayer(t *testing.T) {
+	tr := buildTree(t, testharness.Config{})
+	env := testEnv(tr, testNow)
+	res, facts, err := cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) > 0 {
+		t.Fatalf("healthy cni: %+v", bad)
+	}
+	f := facts.(*CNIFacts)
+	if len(f.Ports) != 1 || f.Ports[0].Port != 4789 || f.Ports[0].Protocol != "udp" {
+		t.Errorf("ports: %+v", f.Ports)
+	}
+	env.Options.CalicoIPIPMode = "Always"
+	env.Options.CalicoNetworkBackend = "bird"
+	res, facts, err = cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	bad := failed(res)
+	if len(bad) != 1 || bad[0].Check != "interface:tunl0" || !strings.Contains(bad[0].Msg, "calico_ipip_mode: Always") {
+		t.Errorf("tunl0: %+v", bad)
+	}
+	if ps := portList(facts.(*CNIFacts).Ports); ps != "udp/4789, IP protocol 4, tcp/179" {
+		t.Errorf("ports: %s", ps)
+	}
+}
+
+func TestAddonsLayer(t *testing.T) {
+	tr := buildTree(t, testharness.Config{})
+	env := testEnv(tr, testNow)
+	if _, _, err := (addonsLayer{}).Check(context.Background(), env); err == nil {
+		t.Fatal("addons with nothing enabled should be not applicable")
+	}
+	env.Options.HelmEnabled = true
+	env.Options.LocalPathProvisionerEnabled = true
+	res, facts, err := addonsLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if len(failed(res)) != 2 {
+		t.Fatalf("helm and claim root missing should fail: %+v", res)
+	}
+	// A Go binary stamped the way helm's Makefile does; never executed.
+	src := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\nfunc main() { panic(\"must not run\") }\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(src, "go.mod"), []byte("module helm.sh/helm/v3\ngo 1.22\n"), 0o644))
+	must(t, os.MkdirAll(tr.Path("/usr/local/bin"), 0o755))
+	cmd := exec.Command("go", "build", "-o", tr.Path("/usr/local/bin/helm"), "-ldflags", "-X helm.sh/helm/v3/internal/version.version=v3.17.3", ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build fake helm: %v\n%s", err, b)
+	}
+	must(t, os.MkdirAll(tr.Path("/opt/local-path-provisioner"), 0o755))
+	res, facts, err = addonsLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) > 0 {
+		t.Fatalf("addons present: %+v", bad)
+	}
+	if h := facts.(*AddonsFacts).Helm; h.Version != "v3.17.3" || h.VersionSource != "ldflags" {
+		t.Errorf("helm: %+v", h)
+	}
+}
+
+func TestSharedOracleHelpers(t *testing.T) {
+	// opensslName keeps the written RDN order.
+	tr := buildTree(t, testharness.Config{})
+	m, _ := filepath.Glob(tr.Path("/var/lib/kubelet/pki/kubelet-client-2*.pem"))
+	if len(m) != 1 {
+		t.Fatalf("kubelet client files: %v", m)
+	}
+	data, err := os.ReadFile(m[0])
+	must(t, err)
+	b, _ := pem.Decode(data)
+	c, err := x509.ParseCertificate(b.Bytes)
+	must(t, err)
+	if got := opensslName(c.RawSubject); got != "O = system:nodes, CN = system:node:node1" {
+		t.Errorf("subject %q", got)
+	}
+}
