@@ -95,12 +95,23 @@ type Catalogue struct {
 	Skipped []string `json:"skipped,omitempty"`
 }
 
-// Lookup returns the variable, or nil.
-func (c *Catalogue) Lookup(name string) *Var { return c.Vars[name] }
+// Lookup returns the variable, or nil (also on a nil Catalogue).
+func (c *Catalogue) Lookup(name string) *Var {
+	if c == nil {
+		return nil
+	}
+	return c.Vars[name]
+}
 
 // Asserts are the kubespray asserts the lint can check on inventory values,
-// in kubespray's order (validate_inventory, then calico, cilium, OCI).
-func (c *Catalogue) Asserts() []Assert { return c.Facts.Asserts }
+// in kubespray's order (validate_inventory, then calico, cilium, OCI);
+// nil for a catalogue without Facts.
+func (c *Catalogue) Asserts() []Assert {
+	if c == nil || c.Facts == nil {
+		return nil
+	}
+	return c.Facts.Asserts
+}
 
 // Names returns the variable names, sorted.
 func (c *Catalogue) Names() []string {

@@ -23,7 +23,11 @@ const (
 	NotApplicable
 )
 
+// String is the outcome's name: unknown, pass, fail, not-applicable.
 func (o Outcome) String() string {
+	if o < Unknown || o > NotApplicable {
+		return "Outcome(" + itoa(int(o)) + ")"
+	}
 	return [...]string{"unknown", "pass", "fail", "not-applicable"}[o]
 }
 
@@ -34,8 +38,12 @@ func (o Outcome) String() string {
 type Lookup func(name string) (v any, ok bool)
 
 // Eval evaluates a against the values lookup gives, falling back to the
-// catalogue's defaults for variables the inventory does not set.
+// catalogue's defaults for variables the inventory does not set (a
+// templated or inferred default counts as unknown).
 func (c *Catalogue) Eval(a Assert, lookup Lookup) Outcome {
+	if c == nil {
+		c = &Catalogue{}
+	}
 	get := func(name string) (any, bool) {
 		if lookup != nil {
 			if v, ok := lookup(name); ok {

@@ -1,5 +1,7 @@
 package kubespray
 
+import "strconv"
+
 // Facts read from kubespray's tasks (not from its defaults, so not
 // generated): the values it asserts, the variables it stops on, the
 // booleans it checks the type of, and the groups its dynamic_groups role
@@ -97,18 +99,7 @@ const (
 
 func at(file string, line int) string { return file + ":" + itoa(line) }
 
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for ; i > 0; i /= 10 {
-		n--
-		b[n] = byte('0' + i%10)
-	}
-	return string(b[n:])
-}
+func itoa(i int) string { return strconv.Itoa(i) }
 
 func anys(ss ...string) []any {
 	out := make([]any, len(ss))
