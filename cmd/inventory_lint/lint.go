@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/module"
+	"github.com/layercheck/layercheck/parser"
+)
+
+// options are the module's options (plugins/modules/inventory_lint.yml
+// documents them). extra_vars, extra_vars_args and resolved are filled in
+// by the action plugin; they are no_log because they may hold secrets.
+type options struct {
+	// Inventory are the inventory sources (-i arguments), absolute or
+	// relative to the directory ansible-playbook was started in; the action
+	// plugin defaults them to ansible_inventory_sources.
+	Inventory []string `json:"inventory"`
+	// Host, when set, returns ansible_facts.layercheck_lint for that host.
+	Host string `json:"host"`
+	// Hosts, when set, returns host_reports: one report per named host.
+	Hosts []string `json:"hosts"`
+	// ExtraVars are the play's extra vars as Ansible loaded them (JSON of
+	// the Python values; a vault value is {"__ansible_vault": ""}).
+	ExtraVars map[string]json.RawMessage `json:"extra_vars" ansible:"no_log"`
+	// ExtraVarsArgs are the -e arguments as given on the command line
+	// ("k=v", inline JSON/YAML, "@file" with an absolute path): they give
+	// each extra var its location and syntax.
+	ExtraVarsArgs []string `json:"extra_vars_args" ansible:"no_log"`
+	// Resolved holds per host the plain values Ansible resolved.
+	Resolved *resolvedOption `json:"resolved" ansible:"no_log"`
+	// KubesprayVersion selects a bundled catalogue instead of the one
+	// found for the inventory (kubespray.ForInventory).
+	KubesprayVersion string `json:"kubespray_version"`
+	// HostsListed caps the host names kept per finding in per-host reports.
+	HostsListed *int `json:"hosts_listed"`
+}
+
+// resolvedOption is the compact form the action plugin sends resolved
+// values in: each distinct (variable, value) pair once in Values as
+// [name, value] or [name, value, "file:line:col"], and per host the indexes
+// of its pairs. 5,000 hosts sharing their group_vars share their pairs.
+type resolvedOption struct {
+	Values [][]json.RawMessage `json:"values"`
+	Hosts  map[string][]int    `json:"hosts"`
+}
+
+// defaultHostsListed is how many host names a finding keeps in a per-host
+// report; a setting in group_vars/all affects every host, and 5,000 names
+// in each of 5,000 host facts would not be workable.
+const defaultHostsListed = 10
+
+// hostFinding is a finding in a per-host report: Hosts abridged to
+// hosts_listed names, HostsTotal saying how many there are.
+type hostFinding struct {
+	lint.Finding
+	HostsTotal int `json:"hosts_total,omitempty"`
+	// Text is the finding on one line, for assert and debug messages.
+	Text string `json:"text"`
+}
+
+// hostReport is ansible_facts.layercheck_lint: the findings affecting one
+// host plus the global ones.
+type hostReport struct {
+	Catalogue string        `json:"catalogue"`
+	Errors    int           `json:"errors"`
+	Warnings  int           `json:"warnings"`
+	Findings  []hostFinding `json:"findings"`
+}
+
+func run(ctx context.Context, o *options) (*module.Result, error) {
+	if len(o.Inventory) == 0 {
+		return nil, errors.New("option inventory is empty: give the inventory sources (the action plugin defaults it to ansible_inventory_sources)")
+	}
+	listed := defaultHostsListed
+	if o.HostsListed != nil {
+		if *o.HostsListed < 0 {
+			return nil, fmt.Errorf("option hosts_listed must be 0 or more, got %d", *o.HostsListed)
+		}
+		listed = *o.HostsListed
+	}
+	inv, err := parser.Load(o.Inventory...)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the inventory: %w", err)
+	}
+	extra, err := extraVars(o.ExtraVars, o.ExtraVarsArgs)
+	if err != nil {
+		return nil, err
+	}
+	var cat *kubespray.Catalogue
+	if o.KubesprayVersion != "" {
+		cat, err = kubespray.Bundled(o.KubesprayVersion)
+	} else {
+		cat, err = kubespray.ForInventory(o.Inventory)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubespray catalogue: %w", err)
+	}
+	resolved, err := resolvedValues(o.Resolved)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rep := lint.Run(lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved})
+
+	lines := make([]string, 0, len(rep.Findings))
+	for _, f := range rep.Findings {
+		lines = append(lines, text(f, listed))
+	}
+	res := &module.Result{
+		Msg:      fmt.Sprintf("inventory lint: %d errors, %d warnings (%s)", rep.Errors, rep.Warnings, rep.Catalogue),
+		Warnings: append([]string(nil), inv.Warnings...),
+		Extra:    map[string]any{"report": rep, "lines": lines},
+	}
+	if o.Host != "" {
+		res.AnsibleFacts = map[string]any{"layercheck_lint": forHost(rep, o.Host, listed)}
+	}
+	if o.Hosts != nil {
+		hr := make(map[string]*hostReport, len(o.Hosts))
+		for _, h := range o.Hosts {
+			if _, done := hr[h]; !done {
+				hr[h] = forHost(rep, h, listed)
+			}
+		}
+		res.Extra["host_reports"] = hr
+	}
+	return res, nil
+}
+
+// forHost is rep.ForHost(host) with each finding's host list abridged.
+func forHost(rep *lint.Report, host string, listed int) *hostReport {
+	r := rep.ForHost(host)
+	out := &hostReport{Catalogue: r.Catalogue, Errors: r.Errors, Warnings: r.Warnings, Findings: make([]hostFinding, 0, len(r.Findings))}
+	for _, f := range r.Findings {
+		hf := hostFinding{Finding: f, Text: text(f, listed)}
+		if len(f.Hosts) > listed {
+			hf.HostsTotal = len(f.Hosts)
+			hf.Hosts = f.Hosts[:listed:listed]
+		}
+		out.Findings = append(out.Findings, hf)
+	}
+	return out
+}
+
+// extraVars builds the -e values: types from Ansible's loaded values
+// (ansible), locations and syntax from our own parse of the -e arguments
+// (args). Without Ansible's values (the module run by hand), our parse is
+// all there is.
+func extraVars(ansible map[string]json.RawMessage, args []string) (*parser.Map, error) {
+	var ours *parser.Map
+	var oursErr error
+	if len(args) > 0 {
+		ours, oursErr = parser.ParseExtraVars(args)
+	}
+	if ansible == nil {
+		if oursErr != nil {
+			return nil, fmt.Errorf("extra vars: %w", oursErr)
+		}
+		return ours, nil
+	}
+	out := parser.NewMap()
+	names := make([]string, 0, len(ansible))
+	for k := range ansible {
+		names = append(names, k)
+	}
+	// Ansible's order where our parse knows it, the rest sorted.
+	order := map[string]int{}
+	if ours != nil {
+		for i, k := range ours.Keys {
+			order[k] = i
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		oi, iok := order[names[i]]
+		oj, jok := order[names[j]]
+		if iok != jok {
+			return iok
+		}
+		if iok && oi != oj {
+			return oi < oj
+		}
+		return names[i] < names[j]
+	})
+	for _, k := range names {
+		v, err := decodeValue(ansible[k])
+		if err != nil {
+			return nil, fmt.Errorf("extra var %s from the action plugin: %w", k, err)
+		}
+		out.Set(k, adopt(v, ours.Get(k)))
+	}
+	return out, nil
+}
+
+// adopt gives Ansible's value the location and syntax our parse found for
+// the same variable. When both agree on the type all the way down, our
+// value (with a position for every nested item) is used as is; otherwise
+// Ansible's types win and only the top-level location is kept.
+func adopt(ansible, ours *parser.Value) *parser.Value {
+	if ours == nil {
+		setPos(ansible, parser.Pos{File: parser.ExtraVarsFile}, parser.OriginAnsible)
+		return ansible
+	}
+	if sameValue(ansible, ours) {
+		return ours
+	}
+	setPos(ansible, ours.Pos, ours.Origin)
+	return ansible
+}
+
+func setPos(v *parser.Value, p parser.Pos, o parser.Origin) {
+	v.Pos, v.Origin = p, o
+	for _, e := range v.List {
+		setPos(e, p, o)
+	}
+	if v.Map != nil {
+		for _, k := range v.Map.Keys {
+			setPos(v.Map.Values[k], p, o)
+		}
+	}
+}
+
+// sameValue reports whether a and b have the same kinds and scalar payloads
+// all the way down (vault values compare by kind only).
+func sameValue(a, b *parser.Value) bool {
+	if a == nil || b == nil || a.Kind != b.Kind {
+		return a == b
+	}
+	switch a.Kind {
+	case parser.KindBool:
+		return a.Bool == b.Bool
+	case parser.KindInt:
+		return a.Int != nil && b.Int != nil && a.Int.Cmp(b.Int) == 0
+	case parser.KindFloat:
+		return a.Float == b.Float
+	case parser.KindString:
+		return a.Str == b.Str
+	case parser.KindList:
+		if len(a.List) != len(b.List) {
+			return false
+		}
+		for i := range a.List {
+			if !sameValue(a.List[i], b.List[i]) {
+				return false
+			}
+		}
+	case parser.KindMap:
+		if a.Map.Len() != b.Map.Len() {
+			return false
+		}
+		for _, k := range a.Map.Keys {
+			if !sameValue(a.Map.Get(k), b.Map.Get(k)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// resolvedValues expands the compact resolved option into one map per host.
+func resolvedValues(r *resolvedOption) (map[string]*parser.Map, error) {
+	if r == nil {
+		return nil, nil
+	}
+	type pair struct {
+		name string
+		v    *parser.Value
+	}
+	pairs := make([]pair, len(r.Values))
+	for i, e := range r.Values {
+		if len(e) != 2 && len(e) != 3 {
+			return nil, fmt.Errorf("resolved.values[%d]: want [name, value] or [name, value, origin], got %d items", i, len(e))
+		}
+		var name string
+		if err := json.Unmarshal(e[0], &name); err != nil || name == "" {
+			return nil, fmt.Errorf("resolved.values[%d]: the name is not a non-empty string", i)
+		}
+		v, err := decodeValue(e[1])
+		if err != nil {
+			return nil, fmt.Errorf("resolved.values[%d] (%s): %w", i, name, err)
+		}
+		pos := parser.Pos{}
+		if len(e) == 3 {
+			var origin string
+			if err := json.Unmarshal(e[2], &origin); err != nil {
+				return nil, fmt.Errorf("resolved.values[%d] (%s): the origin is not a string", i, name)
+			}
+			pos = parsePos(origin)
+		}
+		setPos(v, pos, parser.OriginAnsible)
+		pairs[i] = pair{name, v}
+	}
+	out := make(map[string]*parser.Map, len(r.Hosts))
+	for h, idx := range r.Hosts {
+		m := parser.NewMap()
+		for _, i := range idx {
+			if i < 0 || i >= len(pairs) {
+				return nil, fmt.Errorf("resolved.hosts[%s]: index %d outside values (%d)", h, i, len(pairs))
+			}
+			m.Set(pairs[i].name, pairs[i].v)
+		}
+		out[h] = m
+	}
+	return out, nil
+}
+
+// text renders a finding on one line: severity, rule, variable = value,
+// where, the hosts (abridged to listed names), what is wrong, why, and the fix.
+//
+//	error string-as-bool: helm_enabled = "true" at group_vars/all/all.yml:3:15 (hosts: node1, node2): ... Why: ... Fix: helm_enabled: true
+func text(f lint.Finding, listed int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s:", f.Severity, f.Rule)
+	if f.Variable != "" {
+		b.WriteString(" " + f.Variable)
+		if f.Value != "" {
+			b.WriteString(" = " + f.Value)
+		}
+	}
+	if f.Where != "" {
+		b.WriteString(" at " + f.Where)
+	}
+	if n := len(f.Hosts); n > 0 {
+		hs := f.Hosts
+		more := ""
+		if n > listed {
+			hs = hs[:listed]
+			more = fmt.Sprintf(" and %d more", n-listed)
+		}
+		if len(hs) == 0 {
+			fmt.Fprintf(&b, " (%d hosts)", n)
+		} else {
+			fmt.Fprintf(&b, " (hosts: %s%s)", strings.Join(hs, ", "), more)
+		}
+	}
+	if f.Message != "" {
+		b.WriteString(": " + f.Message)
+	}
+	if f.Why != "" {
+		b.WriteString(" Why: " + f.Why)
+	}
+	if f.Fix != "" {
+		b.WriteString(" Fix: " + f.Fix)
+	}
+	return b.String()
+}
