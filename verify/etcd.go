@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -385,8 +386,8 @@ func (etcdLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 		return res, facts, nil
 	default:
 		add(Result{Check: "deployment_type", Status: StatusFail,
-			Msg:         fmt.Sprintf("etcd_deployment_type %q is not one kubespray v2.31.0 knows (host, docker, kubeadm)", dt),
-			Expected:    []string{"host", "docker", "kubeadm"}, Actual: dt,
+			Msg:      fmt.Sprintf("etcd_deployment_type %q is not one kubespray v2.31.0 knows (host, docker, kubeadm)", dt),
+			Expected: []string{"host", "docker", "kubeadm"}, Actual: dt,
 			Remediation: "set etcd_deployment_type to host (the default), docker or kubeadm"})
 		return res, facts, nil
 	}
@@ -467,8 +468,8 @@ func etcdCheckEnv(env *Env, ee *EtcdEnv, facts *EtcdFacts, add func(Result)) {
 		// already reported as missing
 	case want != "" && ee.Name != want:
 		add(Result{Check: "member_name", Status: StatusFail,
-			Msg:         fmt.Sprintf("%s: ETCD_NAME is %q but %s is etcd member %q (%s)", ee.Where(etcdEnvPath, "ETCD_NAME"), ee.Name, env.Host, want, src),
-			Expected:    want, Actual: ee.Name,
+			Msg:      fmt.Sprintf("%s: ETCD_NAME is %q but %s is etcd member %q (%s)", ee.Where(etcdEnvPath, "ETCD_NAME"), ee.Name, env.Host, want, src),
+			Expected: want, Actual: ee.Name,
 			Remediation: "the file belongs to another member or etcd_member_name changed; " + etcdRemedyRerun})
 	case !inCluster:
 		add(Result{Check: "member_name", Status: StatusFail,
@@ -917,16 +918,35 @@ func etcdCheckLive(ctx context.Context, env *Env, ee *EtcdEnv, tlsCfg *tls.Confi
 		return
 	}
 	timeout := etcdNetTimeout(env)
+	// Endpoints are asked concurrently, so a dead cluster costs one
+	// NetTimeout, not one per endpoint.
+	type answer struct {
+		ef      EtcdEndpointFacts
+		members []*etcdserverpb.Member
+		err     error
+	}
+	answers := make([]answer, len(eps))
+	var wg sync.WaitGroup
+	for i, ep := range eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := &answers[i]
+			a.ef.Endpoint = ep
+			a.members, a.err = etcdStatus(ctx, env, ep, tlsCfg, timeout, &a.ef)
+		}()
+	}
+	wg.Wait()
 	var members []*etcdserverpb.Member
 	var memberErr error
-	for _, ep := range eps {
-		ef := EtcdEndpointFacts{Endpoint: ep}
-		members0, err := etcdStatus(ctx, env, ep, tlsCfg, timeout, &ef, members == nil)
-		if members0 != nil && members == nil {
-			members = members0
+	for i, ep := range eps {
+		a := answers[i]
+		ef := a.ef
+		if a.members != nil && members == nil {
+			members = a.members
 		}
-		if err != nil && members == nil && memberErr == nil {
-			memberErr = err
+		if a.err != nil && memberErr == nil {
+			memberErr = a.err
 		}
 		facts.Endpoints = append(facts.Endpoints, ef)
 		if ef.Error != "" {
@@ -1024,9 +1044,9 @@ func etcdDial(env *Env, ep string) (dialURL, dialed, serverName string, err erro
 
 // etcdStatus probes one endpoint: a TLS handshake first (so a refused
 // connection or a certificate error is named as such instead of surfacing
-// as a gRPC deadline), then Maintenance.Status, and when wantMembers the
-// member list. It fills ef and returns the members it read.
-func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, timeout time.Duration, ef *EtcdEndpointFacts, wantMembers bool) ([]*etcdserverpb.Member, error) {
+// as a gRPC deadline), then Maintenance.Status and the member list. It
+// fills ef and returns the members it read.
+func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, timeout time.Duration, ef *EtcdEndpointFacts) ([]*etcdserverpb.Member, error) {
 	dialURL, dialed, serverName, err := etcdDial(env, ep)
 	ef.Dialed = dialed
 	if err != nil {
@@ -1080,9 +1100,6 @@ func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, time
 	ef.Alarms = st.Errors
 	if st.Header != nil {
 		ef.MemberID = fmt.Sprintf("%x", st.Header.MemberId)
-	}
-	if !wantMembers {
-		return nil, nil
 	}
 	mctx, cancel := context.WithTimeout(ctx, timeout)
 	ml, err := cli.MemberList(mctx)
