@@ -119,6 +119,19 @@ func literal(v *parser.Value) string {
 	return v.Display()
 }
 
+// removedFacts returns what the catalogue says of a removed variable:
+// whether kubespray stops on it, its message and source.
+func (c *checkCtx) removedFacts(name string) (stops bool, msg, source string) {
+	if c.cat.Facts != nil {
+		for _, r := range c.cat.Facts.Removed {
+			if r.Name == name {
+				return r.Stops, r.Msg, r.Source
+			}
+		}
+	}
+	return true, "Removed variables present: " + name, "roles/validate_inventory/tasks/main.yml"
+}
+
 func checkRemoved(c *checkCtx) []Finding {
 	var out []Finding
 	for _, name := range c.names() {
@@ -126,15 +139,24 @@ func checkRemoved(c *checkCtx) []Finding {
 		if !removed {
 			continue
 		}
+		stops, msg, source := c.removedFacts(name)
 		for _, u := range c.uses(name) {
-			f := c.finding("removed-variable", SeverityError, u)
+			sev := SeverityError
+			if !stops {
+				sev = SeverityWarning
+			}
+			f := c.finding("removed-variable", sev, u)
 			if u.judge != nil && u.judge.IsVault() {
 				f.Value = "<vault>"
 			}
-			f.Message = fmt.Sprintf("kubespray removed %s", name)
-			f.Why = "kubespray's validate_inventory stops with \"Removed variables present: " + name + "\"."
+			f.Message = fmt.Sprintf("kubespray no longer reads %s", name)
+			if stops {
+				f.Why = fmt.Sprintf("kubespray stops with %q (%s).", msg, source)
+			} else {
+				f.Why = fmt.Sprintf("kubespray ignores it or only warns (%s): the setting has no effect.", source)
+			}
 			if advice != "" {
-				f.Why += " " + advice
+				f.Why += " Instead: " + advice + "."
 			}
 			f.Fix = "delete " + name + " from " + strings.SplitN(f.Where, ":", 2)[0]
 			out = append(out, f)

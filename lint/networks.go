@@ -48,14 +48,15 @@ func checkNetworkCIDR(c *checkCtx) []Finding {
 				continue
 			}
 			s, isStr := strValue(v)
+			if p, hostBits, ok := network(v); ok && hostBits && validate.Var(p.String(), nv.tag) == nil {
+				f := c.finding("network-cidr", SeverityError, u)
+				f.Message = fmt.Sprintf("%s = %s has host bits set; the network is %s", nv.name, v.Display(), p)
+				f.Why = "kubespray's validate_inventory asserts `" + nv.name + " | ansible.utils.ipaddr('net')`, which is false for an address inside a range."
+				f.Fix = fixText(nv.name, fmt.Sprintf("%q", p.String()), originOf(u))
+				out = append(out, f)
+				continue
+			}
 			if isStr && validate.Var(s, nv.tag) == nil {
-				if p, hostBits, ok := network(v); ok && hostBits {
-					f := c.finding("network-cidr", SeverityError, u)
-					f.Message = fmt.Sprintf("%s = %s has host bits set; the network is %s", nv.name, v.Display(), p)
-					f.Why = "kubespray's validate_inventory asserts `" + nv.name + " | ansible.utils.ipaddr('net')`, which is false for an address inside a range."
-					f.Fix = fixText(nv.name, fmt.Sprintf("%q", p.String()), originOf(u))
-					out = append(out, f)
-				}
 				continue
 			}
 			f := c.finding("network-cidr", SeverityError, u)

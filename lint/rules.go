@@ -59,6 +59,7 @@ type checkCtx struct {
 	bases []string               // directories locations are made relative to
 	// rrOutside are calico_rr hosts outside k8s_cluster as written.
 	rrOutside []string
+	defaults  map[string]*parser.Value
 }
 
 // use is one value a set of hosts gets for a variable: ours (with its
@@ -71,7 +72,7 @@ type use struct {
 }
 
 func newCtx(in Input) *checkCtx {
-	c := &checkCtx{in: in, cat: in.Catalogue, vars: map[string]*parser.Map{}}
+	c := &checkCtx{in: in, cat: in.Catalogue, vars: map[string]*parser.Map{}, defaults: map[string]*parser.Value{}}
 	if c.cat == nil {
 		c.cat = &kubespray.Catalogue{Vars: map[string]*kubespray.Var{}}
 	}
@@ -172,10 +173,15 @@ func (c *checkCtx) value(host, name string) (v *parser.Value, set bool) {
 	if v := c.vars[host].Get(name); v != nil {
 		return v, true
 	}
-	if d := c.cat.Lookup(name); d != nil {
-		return defaultValue(d), false
+	if d, ok := c.defaults[name]; ok {
+		return d, false
 	}
-	return nil, false
+	var dv *parser.Value
+	if d := c.cat.Lookup(name); d != nil {
+		dv = defaultValue(d) // one Value per name, so hosts group by it
+	}
+	c.defaults[name] = dv
+	return dv, false
 }
 
 // defaultValue turns a catalogue default into a Value (nil for a templated

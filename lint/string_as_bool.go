@@ -124,11 +124,10 @@ func checkNotABool(c *checkCtx) []Finding {
 			f := c.finding("not-a-bool", SeverityError, u)
 			f.Message = fmt.Sprintf("%s is the %s %s; kubespray expects true or false", name, v.Kind, v.Display())
 			f.Why = boolWhy(c, name, v, u) + " " + c.validateInventoryNote(name)
-			def := "true"
-			if b, ok := d.Default.(bool); ok && !b {
-				def = "false"
+			f.Fix = fixText(name, "true", originOf(u)) + " or " + fixText(name, "false", originOf(u))
+			if b, ok := d.Default.(bool); ok {
+				f.Fix += fmt.Sprintf(" (kubespray's default: %v)", b)
 			}
-			f.Fix = fixText(name, def, originOf(u)) + " (or false; kubespray's default is " + fmt.Sprint(d.Default) + ")"
 			out = append(out, f)
 		}
 	}
