@@ -125,7 +125,7 @@ func (s *Systemctl) Show(ctx context.Context, unit string) (map[string]string, e
 		}
 		var re *RunError
 		if errors.As(err, &re) && systemdAbsentOutput(re.Output) {
-			return nil, fmt.Errorf("%w: %v", ErrNoSystemd, err)
+			return nil, fmt.Errorf("%w: %w", ErrNoSystemd, err)
 		}
 		return nil, err
 	}
