@@ -1,0 +1,161 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Request is what the node_facts module and `layercheck node` take: the
+// kubespray values (Options, with kubespray's variable names) plus how to
+// run. JSON names are the module's option names.
+type Request struct {
+	Options
+	// Root is the node's filesystem root (default "/"; tests pass a tree).
+	Root string `json:"root"`
+	// Host is the inventory_hostname, used in messages and file names
+	// (member-<host>.pem).
+	Host string `json:"inventory_hostname"`
+	// Now judges certificates (RFC 3339; default: the current time).
+	Now string `json:"now"`
+	// LayerTimeout and NetTimeout are in seconds (defaults 30 and 5).
+	LayerTimeout float64 `json:"layer_timeout"`
+	NetTimeout   float64 `json:"net_timeout"`
+	// AddrMap maps "host:port" a layer would contact to the "host:port" it
+	// really contacts (tests map etcd and DNS to loopback servers).
+	AddrMap map[string]string `json:"addr_map"`
+	// Layers selects layers (default all); Skip removes some.
+	Layers []string `json:"layers"`
+	Skip   []string `json:"skip"`
+	// Systemd: read units with systemctl (default: only when Root is "/").
+	Systemd *bool `json:"systemd"`
+}
+
+// Env validates the request and builds the layers' Env. Errors name the
+// option.
+func (r *Request) Env() (*Env, error) {
+	o := r.Options
+	o.Defaults()
+	root := r.Root
+	if root == "" {
+		root = "/"
+	}
+	if !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("option root: %q is not an absolute path", root)
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("option root: %v", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("option root: %s is not a directory", root)
+	}
+	now := time.Now().UTC()
+	if r.Now != "" {
+		if now, err = time.Parse(time.RFC3339, r.Now); err != nil {
+			return nil, fmt.Errorf("option now: %q is not an RFC 3339 time (e.g. 2026-11-30T14:22:06Z)", r.Now)
+		}
+	}
+	if o.CertFailDays < 0 || o.CertWarnDays < o.CertFailDays {
+		return nil, fmt.Errorf("options cert_warn_days (%d) and cert_fail_days (%d): need 0 <= fail <= warn", o.CertWarnDays, o.CertFailDays)
+	}
+	secs := func(name string, v, def float64) (time.Duration, error) {
+		if v == 0 {
+			v = def
+		}
+		if v < 0 || v > 3600 {
+			return 0, fmt.Errorf("option %s: %v seconds is out of range (0, 3600]", name, v)
+		}
+		return time.Duration(v * float64(time.Second)), nil
+	}
+	lt, err := secs("layer_timeout", r.LayerTimeout, 30)
+	if err != nil {
+		return nil, err
+	}
+	nt, err := secs("net_timeout", r.NetTimeout, 5)
+	if err != nil {
+		return nil, err
+	}
+	for from, to := range r.AddrMap {
+		for _, a := range []string{from, to} {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return nil, fmt.Errorf("option addr_map: %q is not host:port: %v", a, err)
+			}
+		}
+	}
+	env := &Env{Root: root, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o, AddrMap: r.AddrMap}
+	useSystemd := root == "/"
+	if r.Systemd != nil {
+		useSystemd = *r.Systemd
+	}
+	if useSystemd {
+		env.Systemd = NewSystemctl()
+	}
+	return env, nil
+}
+
+// RunRequest runs the selected layers for a request.
+func RunRequest(ctx context.Context, r *Request) (*Report, error) {
+	env, err := r.Env()
+	if err != nil {
+		return nil, err
+	}
+	return Run(ctx, env, r.Layers, r.Skip)
+}
+
+// LayerOrder is the order reports print layers in: from the node's files
+// up to the services.
+var LayerOrder = []string{"certificates", "install", "kubelet", "etcd", "dns", "cni", "addons"}
+
+// OrderedLayers lists a report's layers in LayerOrder, then any others by name.
+func (rep *Report) OrderedLayers() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range LayerOrder {
+		if _, ok := rep.Layers[n]; ok {
+			out = append(out, n)
+			seen[n] = true
+		}
+	}
+	var rest []string
+	for n := range rep.Layers {
+		if !seen[n] {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// WriteText prints a report for an operator: one line per layer, then each
+// result that is not ok with its remedy.
+func (rep *Report) WriteText(w io.Writer) {
+	host := rep.Host
+	if host == "" {
+		host = "this node"
+	}
+	fmt.Fprintf(w, "layercheck node: %s (root %s): %s\n", host, rep.Root, strings.ToUpper(string(rep.Status)))
+	for _, n := range rep.OrderedLayers() {
+		lr := rep.Layers[n]
+		fmt.Fprintf(w, "  %-13s %-7s %d checks, %d ms\n", n, lr.Status, len(lr.Results), lr.DurationMS)
+	}
+	for _, n := range rep.OrderedLayers() {
+		for _, r := range rep.Layers[n].Results {
+			if r.Status == StatusOK || r.Status == StatusSkipped {
+				continue
+			}
+			fmt.Fprintf(w, "\n[%s] %s %s: %s\n", strings.ToUpper(string(r.Status)), n, r.Check, r.Msg)
+			if r.Remediation != "" {
+				fmt.Fprintf(w, "    fix: %s\n", r.Remediation)
+			}
+		}
+	}
+	s := rep.Summary
+	fmt.Fprintf(w, "\n%d checks: %d ok, %d warn, %d failed, %d skipped, %d errors\n", s.Total, s.OK, s.Warn, s.Failed, s.Skipped, s.Errored)
+}
