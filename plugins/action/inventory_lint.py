@@ -124,11 +124,14 @@ class ActionModule(BinaryModuleAction):
                 "Unsupported parameters for (%s) module: %s. Supported parameters include: %s."
                 % (self._task.resolved_action or self._task.action, ", ".join(unknown), ", ".join(sorted(OPTIONS))))
         cwd = os.getcwd()
-        if "inventory" not in args:
+        sources = args.get("inventory")
+        if sources is None:
             sources = task_vars.get("ansible_inventory_sources") or []
-            if isinstance(sources, str):
-                sources = [sources]
-            args["inventory"] = [os.path.join(cwd, s) if ("," not in s and not os.path.isabs(s)) else s
+        if isinstance(sources, str):
+            sources = [sources]
+        if isinstance(sources, Sequence):
+            # A host list ("node1,node2,") is no path; the module says so.
+            args["inventory"] = [s if "," in s else os.path.join(cwd, os.path.expanduser(s))
                                  for s in (str(s) for s in sources)]
         if "extra_vars" not in args:
             loaded = load_extra_vars(self._loader)
