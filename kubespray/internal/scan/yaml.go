@@ -94,19 +94,20 @@ func LoadVarsYAML(file string, data []byte) ([]Entry, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:%d:%d: vars file is not a mapping of variable names to values", file, root.Line, root.Column)
 	}
-	pairs, err := mappingPairs(file, root, 0)
+	cv := &converter{file: file}
+	pairs, err := cv.mappingPairs(root, 0)
 	if err != nil {
 		return nil, err
 	}
 	var out []Entry
 	index := map[string]int{}
 	for _, p := range pairs {
-		k, err := convert(file, p.key, 1)
+		k, err := cv.convert(p.key, 1)
 		if err != nil {
 			return nil, err
 		}
 		name := pyStr(k)
-		v, err := convert(file, p.val, 1)
+		v, err := cv.convert(p.val, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +137,12 @@ func deref(n *yaml.Node) *yaml.Node {
 
 // mappingPairs flattens merge keys ("<<") as PyYAML's flatten_mapping does:
 // merged pairs come first, the mapping's own pairs after (and win).
-func mappingPairs(file string, n *yaml.Node, depth int) ([]pair, error) {
+func (cv *converter) mappingPairs(n *yaml.Node, depth int) ([]pair, error) {
+	file := cv.file
+	cv.nodes += len(n.Content) / 2
+	if cv.nodes > maxNodes {
+		return nil, fmt.Errorf("%s:%d:%d: too many values (merge keys expand to more than %d)", file, n.Line, n.Column, maxNodes)
+	}
 	if depth > maxDepth {
 		return nil, fmt.Errorf("%s:%d:%d: YAML nested too deep", file, n.Line, n.Column)
 	}
@@ -165,7 +171,7 @@ func mappingPairs(file string, n *yaml.Node, depth int) ([]pair, error) {
 				return nil, fmt.Errorf("%s:%d:%d: merge key expects a mapping", file, v.Line, v.Column)
 			}
 			for _, s := range srcs {
-				ps, err := mappingPairs(file, s, depth+1)
+				ps, err := cv.mappingPairs(s, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -178,7 +184,26 @@ func mappingPairs(file string, n *yaml.Node, depth int) ([]pair, error) {
 	return append(merged, own...), nil
 }
 
+// maxNodes bounds the values built from one file, aliases expanded: a
+// "billion laughs" document fails instead of exhausting memory.
+const maxNodes = 1 << 18
+
+type converter struct {
+	file  string
+	nodes int
+}
+
 func convert(file string, n *yaml.Node, depth int) (Value, error) {
+	c := &converter{file: file}
+	return c.convert(n, depth)
+}
+
+func (cv *converter) convert(n *yaml.Node, depth int) (Value, error) {
+	file := cv.file
+	cv.nodes++
+	if cv.nodes > maxNodes {
+		return Value{}, fmt.Errorf("%s:%d:%d: too many values (aliases expand to more than %d)", file, n.Line, n.Column, maxNodes)
+	}
 	if depth > maxDepth {
 		return Value{}, fmt.Errorf("%s:%d:%d: YAML nested too deep", file, n.Line, n.Column)
 	}
@@ -204,7 +229,7 @@ func convert(file string, n *yaml.Node, depth int) (Value, error) {
 	case yaml.SequenceNode:
 		list := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
-			v, err := convert(file, c, depth+1)
+			v, err := cv.convert(c, depth+1)
 			if err != nil {
 				return Value{}, err
 			}
@@ -212,17 +237,17 @@ func convert(file string, n *yaml.Node, depth int) (Value, error) {
 		}
 		return at(TypeList, list)
 	case yaml.MappingNode:
-		pairs, err := mappingPairs(file, n, depth)
+		pairs, err := cv.mappingPairs(n, depth)
 		if err != nil {
 			return Value{}, err
 		}
 		m := make(map[string]any, len(pairs))
 		for _, p := range pairs {
-			k, err := convert(file, p.key, depth+1)
+			k, err := cv.convert(p.key, depth+1)
 			if err != nil {
 				return Value{}, err
 			}
-			v, err := convert(file, p.val, depth+1)
+			v, err := cv.convert(p.val, depth+1)
 			if err != nil {
 				return Value{}, err
 			}

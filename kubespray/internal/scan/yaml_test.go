@@ -2,6 +2,7 @@ package scan
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,4 +244,28 @@ func emptyConfig(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func TestLoadVarsYAMLAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 12; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	_, err := LoadVarsYAML("bomb.yml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "bomb.yml:") {
+		t.Fatalf("alias bomb: %v", err)
+	}
+}
+
+func TestLoadVarsYAMLMergeBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("m0: &m0 {a: 1, b: 2}\n")
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "m%d: &m%d {<<: [*m%d, *m%d, *m%d], k%d: 1}\n", i, i, i-1, i-1, i-1, i)
+	}
+	_, err := LoadVarsYAML("merge.yml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "merge.yml:") {
+		t.Fatalf("merge bomb: %v", err)
+	}
 }
