@@ -14,7 +14,6 @@ import (
 	"maps"
 	"net"
 	"net/url"
-	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -394,7 +393,7 @@ func (etcdLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 
 	// The environment file.
 	facts.EnvFile = etcdEnvPath
-	data, err := env.ReadFile(etcdEnvPath)
+	data, err := nodeRead(env, etcdEnvPath)
 	if err != nil {
 		add(Result{Check: "env_file", Status: StatusFail,
 			Msg:         fmt.Sprintf("cannot read %s: %v", etcdEnvPath, etcdPathErr(err)),
@@ -770,7 +769,7 @@ func etcdFillCert(cf *EtcdCertFacts, c *x509.Certificate, now time.Time) {
 }
 
 func etcdReadCert(env *Env, p string) (*x509.Certificate, error) {
-	data, err := env.ReadFile(p)
+	data, err := nodeRead(env, p)
 	if err != nil {
 		return nil, etcdPathErr(err)
 	}
@@ -793,7 +792,7 @@ func etcdReadCert(env *Env, p string) (*x509.Certificate, error) {
 // etcdReadPublicKey reads a private key file (PKCS#8, PKCS#1 or SEC 1) and
 // returns only its public half; the private key never leaves this function.
 func etcdReadPublicKey(env *Env, p string) (crypto.PublicKey, error) {
-	data, err := env.ReadFile(p)
+	data, err := nodeRead(env, p)
 	if err != nil {
 		return nil, etcdPathErr(err)
 	}
@@ -831,11 +830,11 @@ func etcdSameKey(a, b crypto.PublicKey) bool {
 }
 
 func etcdKeyPair(env *Env, certPath, keyPath string) (tls.Certificate, error) {
-	c, err := env.ReadFile(certPath)
+	c, err := nodeRead(env, certPath)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	k, err := env.ReadFile(keyPath)
+	k, err := nodeRead(env, keyPath)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
@@ -1202,7 +1201,7 @@ func etcdCheckKubeadm(env *Env, facts *EtcdFacts, add func(Result)) {
 	mf := &EtcdManifestFacts{Path: p, Flags: map[string]string{}}
 	facts.Manifest = mf
 	add(Result{Check: "deployment_type", Status: StatusOK, Msg: "etcd_deployment_type is kubeadm: etcd runs as the kubeadm static pod " + p + ", not as etcd.service"})
-	data, err := env.ReadFile(p)
+	data, err := nodeRead(env, p)
 	if err != nil {
 		add(Result{Check: "static_pod_manifest", Status: StatusFail, Msg: fmt.Sprintf("cannot read %s: %v", p, etcdPathErr(err)), Remediation: etcdRemedyManifests})
 		return
@@ -1251,7 +1250,7 @@ func etcdCheckKubeadm(env *Env, facts *EtcdFacts, add func(Result)) {
 		if f == "data-dir" {
 			continue
 		}
-		if _, err := os.Stat(env.Path(v)); err != nil {
+		if _, err := statNode(env, v); err != nil {
 			probs = append(probs, fmt.Sprintf("--%s=%s: %v", f, v, etcdPathErr(err)))
 		}
 	}
