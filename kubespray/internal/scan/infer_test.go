@@ -1,6 +1,10 @@
 package scan
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestInferBool(t *testing.T) {
 	known := map[string]bool{"metallb_enabled": true, "kube_version": false}
@@ -70,5 +74,32 @@ func TestIsVarsFile(t *testing.T) {
 		if got != want {
 			t.Errorf("IsVarsFile(%q) = %q, want %q", rel, got, want)
 		}
+	}
+}
+
+// TestUnsafeIsNotTemplated: Ansible never renders a !unsafe string.
+func TestUnsafeIsNotTemplated(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "roles", "r", "defaults", "main.yml")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "a: !unsafe '{{ x | bool }}'\nb: '{{ x | bool }}'\nc: '{{ b }}'\n"
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tree.Defs["a"][0]; d.Type != TypeStr || d.Inferred {
+		t.Errorf("a = %+v", d)
+	}
+	if d := tree.Defs["b"][0]; d.Type != TypeBool || !d.Inferred || d.Line != 2 || d.File != "roles/r/defaults/main.yml" {
+		t.Errorf("b = %+v", d)
+	}
+	// "{{ b }}" follows b once b is known to be a bool.
+	if d := tree.Defs["c"][0]; d.Type != TypeBool || !d.Inferred {
+		t.Errorf("c = %+v", d)
 	}
 }

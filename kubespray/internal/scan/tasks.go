@@ -157,3 +157,11 @@ func readTask(rel string, task *yaml.Node, out *Asserts) {
 		}
 	}
 }
+
+// deref follows YAML aliases to the node they name.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}

@@ -157,7 +157,7 @@ func Load(root string) (*Tree, error) {
 		for _, e := range f.entries {
 			d := Def{Type: e.Value.Type, Default: e.Value.Data, File: f.rel, Line: e.Line, Scope: f.scope}
 			if s, ok := e.Value.Data.(string); ok && d.Type == TypeStr {
-				if IsTemplated(s) {
+				if IsTemplated(s) && !e.Value.Unsafe {
 					d.Type = TypeTemplated
 				} else {
 					d.StringBool = SpellsBool(s)
