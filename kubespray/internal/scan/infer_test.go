@@ -3,6 +3,7 @@ package scan
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -101,5 +102,27 @@ func TestUnsafeIsNotTemplated(t *testing.T) {
 	// "{{ b }}" follows b once b is known to be a bool.
 	if d := tree.Defs["c"][0]; d.Type != TypeBool || !d.Inferred {
 		t.Errorf("c = %+v", d)
+	}
+}
+
+func TestParseChoice(t *testing.T) {
+	cases := []struct {
+		expr string
+		name string
+		vals []string
+	}{
+		{"kube_network_plugin in ['calico', 'flannel', 'cloud']", "kube_network_plugin", []string{"calico", "flannel", "cloud"}},
+		{`external_oracle_load_balancer_security_list_management_mode in ["All", "Frontend", "None"]`, "external_oracle_load_balancer_security_list_management_mode", []string{"All", "Frontend", "None"}},
+		{"calico_vxlan_mode in ['Never']", "calico_vxlan_mode", []string{"Never"}},
+		{"etcd_deployment_type in ['host', 'kubeadm'] or container_manager == 'docker'", "", nil},
+		{"cilium_hubble_event_buffer_capacity in [1, 3, 7]", "", nil},
+		{"x in []", "", nil},
+		{"x in groups", "", nil},
+	}
+	for _, c := range cases {
+		name, vals, ok := ParseChoice(c.expr)
+		if name != c.name || ok != (c.name != "") || strings.Join(vals, ",") != strings.Join(c.vals, ",") {
+			t.Errorf("ParseChoice(%q) = %q %v %v", c.expr, name, vals, ok)
+		}
 	}
 }

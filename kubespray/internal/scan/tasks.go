@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/layercheck/layercheck/parser"
 )
 
 // TaskFiles are the kubespray task files whose asserts ReadAsserts reads
@@ -79,89 +79,74 @@ func ReadAsserts(root string) (*Asserts, error) {
 		if err != nil {
 			return nil, err
 		}
-		var doc yaml.Node
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return nil, fmt.Errorf("%s: %v", rel, err)
+		tasks, err := parser.LoadYAML(rel, data, nil)
+		if err != nil {
+			return nil, err
 		}
-		if len(doc.Content) == 0 {
+		if tasks == nil || tasks.Kind == parser.KindNull {
 			continue
 		}
-		tasks := deref(doc.Content[0])
-		if tasks.Kind != yaml.SequenceNode {
-			return nil, fmt.Errorf("%s:%d: a task file is a list of tasks", rel, tasks.Line)
+		if tasks.Kind != parser.KindList {
+			return nil, fmt.Errorf("%s: a task file is a list of tasks", tasks.Pos)
 		}
-		for _, task := range tasks.Content {
-			readTask(rel, deref(task), out)
+		for _, task := range tasks.List {
+			readTask(rel, task, out, 0)
 		}
 	}
 	return out, nil
 }
 
-func mapGet(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
+// get is a mapping's value for key, or nil (also for a non-mapping).
+func get(v *parser.Value, key string) *parser.Value {
+	if v == nil || v.Kind != parser.KindMap {
 		return nil
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return deref(n.Content[i+1])
-		}
-	}
-	return nil
+	return v.Map.Get(key)
 }
 
-func readTask(rel string, task *yaml.Node, out *Asserts) {
-	if task.Kind != yaml.MappingNode {
+func readTask(rel string, task *parser.Value, out *Asserts, depth int) {
+	if task == nil || task.Kind != parser.KindMap || depth > 50 {
 		return
 	}
 	// Blocks nest tasks.
 	for _, k := range []string{"block", "rescue", "always"} {
-		if b := mapGet(task, k); b != nil && b.Kind == yaml.SequenceNode {
-			for _, t := range b.Content {
-				readTask(rel, deref(t), out)
+		if b := get(task, k); b != nil && b.Kind == parser.KindList {
+			for _, t := range b.List {
+				readTask(rel, t, out, depth+1)
 			}
 		}
 	}
 	name := ""
-	if n := mapGet(task, "name"); n != nil {
-		name = n.Value
+	if n := get(task, "name"); n != nil && n.Kind == parser.KindString {
+		name = n.Str
 	}
-	if rv := mapGet(mapGet(task, "vars"), "removed_vars"); rv != nil && rv.Kind == yaml.SequenceNode {
+	if rv := get(get(task, "vars"), "removed_vars"); rv != nil && rv.Kind == parser.KindList {
 		out.RemovedFound = true
-		for _, item := range rv.Content {
-			item = deref(item)
-			if item.Kind == yaml.ScalarNode && item.Value != "" {
-				out.Removed = append(out.Removed, RemovedItem{Name: item.Value, Source: fmt.Sprintf("%s:%d", rel, item.Line)})
+		for _, item := range rv.List {
+			if item != nil && item.Kind == parser.KindString && item.Str != "" {
+				out.Removed = append(out.Removed, RemovedItem{Name: item.Str, Source: fmt.Sprintf("%s:%d", rel, item.Pos.Line)})
 			}
 		}
 	}
-	a := mapGet(task, "assert")
+	a := get(task, "assert")
 	if a == nil {
-		a = mapGet(task, "ansible.builtin.assert")
+		a = get(task, "ansible.builtin.assert")
 	}
-	that := mapGet(a, "that")
+	that := get(a, "that")
 	if that == nil {
 		return
 	}
-	items := []*yaml.Node{that}
-	if that.Kind == yaml.SequenceNode {
-		items = that.Content
+	items := []*parser.Value{that}
+	if that.Kind == parser.KindList {
+		items = that.List
 	}
 	for _, it := range items {
-		it = deref(it)
-		if it.Kind != yaml.ScalarNode {
+		if it == nil || it.Kind != parser.KindString {
 			continue
 		}
-		if v, vals, ok := ParseChoice(it.Value); ok {
-			out.Choices = append(out.Choices, ChoiceItem{Var: v, Values: vals, Expr: strings.TrimSpace(it.Value), Task: name,
-				Source: fmt.Sprintf("%s:%d", rel, it.Line)})
+		if v, vals, ok := ParseChoice(it.Str); ok {
+			out.Choices = append(out.Choices, ChoiceItem{Var: v, Values: vals, Expr: strings.TrimSpace(it.Str), Task: name,
+				Source: fmt.Sprintf("%s:%d", rel, it.Pos.Line)})
 		}
 	}
-}
-
-// deref follows YAML aliases to the node they name.
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
 }
