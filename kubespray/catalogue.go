@@ -1,6 +1,3 @@
-// Package kubespray knows kubespray: its variable catalogue (generated from
-// kubespray's role defaults and vars, or read at run time from the kubespray
-// checkout an inventory lives in) and the groups its playbooks create.
 package kubespray
 
 import (
@@ -20,9 +17,13 @@ import (
 var bundled embed.FS
 
 // DefaultVersion is the bundled catalogue used when an inventory is not
-// inside a kubespray checkout: master, because the kubespray release that
-// needs ansible-core 2.19 (v2.32) is cut from it; v2.31.0 still runs on
-// ansible-core 2.17/2.18.
+// inside a kubespray checkout: master, because the kubespray release made
+// for ansible-core 2.19 (v2.32) is cut from it and its defaults are already
+// being migrated to 2.19's rules (ansible_facts['...'] instead of injected
+// facts). Note that at the bundled commit playbooks/ansible_version.yml
+// still accepts only ansible-core >= 2.18.0, < 2.19.0, as v2.31.0 does
+// (see Facts.AnsibleMin/AnsibleMax); pick v2.31.0 with Bundled for a
+// cluster managed by that release.
 const DefaultVersion = "master"
 
 // Def is one definition of a variable in kubespray: Type (Python type as

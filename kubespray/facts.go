@@ -81,6 +81,11 @@ type Facts struct {
 	KnownBooleansSource string
 	// DynamicGroups in the role's order (roles/dynamic_groups/tasks/main.yml).
 	DynamicGroups []GroupMapping
+	// AnsibleMin and AnsibleMax are the ansible-core versions
+	// playbooks/ansible_version.yml accepts: AnsibleMin <= version <
+	// AnsibleMax (kubespray's minimal_ansible_version and
+	// maximal_ansible_version); AnsibleSource is where.
+	AnsibleMin, AnsibleMax, AnsibleSource string
 	// Source names the kubespray commit the facts were read from.
 	Source string
 }
@@ -259,6 +264,7 @@ var facts = map[string]func() *Facts{
 		return &Facts{
 			Asserts: as, Removed: commonRemoved(12), KnownBooleans: knownBooleans,
 			KnownBooleansSource: at(validateInventory, 48), DynamicGroups: dynamicGroups,
+			AnsibleMin: "2.18.0", AnsibleMax: "2.19.0", AnsibleSource: "playbooks/ansible_version.yml:8",
 			Source: "kubespray v2.31.0 (1c9add48975060f45396b34d8e022c30d7f80dab)",
 		}
 	},
@@ -276,6 +282,7 @@ var facts = map[string]func() *Facts{
 		return &Facts{
 			Asserts: as, Removed: rm, KnownBooleans: knownBooleans,
 			KnownBooleansSource: at(validateInventory, 49), DynamicGroups: dynamicGroups,
+			AnsibleMin: "2.18.0", AnsibleMax: "2.19.0", AnsibleSource: "playbooks/ansible_version.yml:8",
 			Source: "kubespray master (46dbdd3994b32640bcd806b0097f50e8fdf1d514)",
 		}
 	},
