@@ -255,6 +255,17 @@ func TestEval(t *testing.T) {
 		{"choice:cloud_provider", nil, Pass},
 		{"choice:external_cloud_provider", map[string]any{"cloud_provider": "external", "external_cloud_provider": "aws"}, Fail},
 	}
+	// A templated kubespray default is unknown, never compared as text.
+	tmpl := &Catalogue{Vars: map[string]*Var{
+		"kube_network_plugin": {Name: "kube_network_plugin", Type: "templated", Default: "{{ plugin }}"},
+		"download_localhost":  {Name: "download_localhost", Type: "bool", Inferred: true, Default: "{{ a == b }}"},
+	}, Facts: c.Facts}
+	if got := tmpl.Eval(byID["choice:kube_network_plugin"], nil); got != Unknown {
+		t.Errorf("templated default: %v", got)
+	}
+	if got := tmpl.Eval(byID["download-localhost-needs-run-once"], nil); got != Unknown {
+		t.Errorf("inferred default: %v", got)
+	}
 	for _, tc := range cases {
 		a, ok := byID[tc.id]
 		if !ok {

@@ -51,10 +51,11 @@ func (c *Catalogue) Eval(a Assert, lookup Lookup) Outcome {
 			}
 		}
 		if v := c.Vars[name]; v != nil {
-			if v.Type == scan.TypeTemplated || (v.Inferred && v.Type == scan.TypeBool) {
-				return templated{}, true
+			if len(v.Defs) > 0 && v.Defs[0].DefaultOmitted {
+				return templated{}, true // not kept: unknown
 			}
-			return v.Default, true
+			// A Jinja default (templated, or an inferred bool) is unknown.
+			return plain(v.Default), true
 		}
 		return nil, false
 	}
