@@ -403,3 +403,27 @@ func TestCheckoutWithoutRemovedTask(t *testing.T) {
 		t.Errorf("malformed task file: %v", err)
 	}
 }
+
+func TestFindCheckoutThroughSymlink(t *testing.T) {
+	checkout := t.TempDir()
+	writeTree(t, checkout, map[string]string{
+		"roles/kubespray_defaults/defaults/main.yml": "a: 1\n",
+		"inventory/prod/hosts.yaml":                  "all: {}\n",
+	})
+	elsewhere := t.TempDir()
+	link := filepath.Join(elsewhere, "prod")
+	if err := os.Symlink(filepath.Join(checkout, "inventory", "prod"), link); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FindCheckout(filepath.Join(link, "hosts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.EvalSymlinks(checkout)
+	if got != want {
+		t.Errorf("FindCheckout through a symlink = %q, want %q", got, want)
+	}
+	if got, _ := FindCheckout(elsewhere); got != "" {
+		t.Errorf("FindCheckout outside a checkout = %q", got)
+	}
+}

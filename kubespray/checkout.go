@@ -11,13 +11,24 @@ import (
 
 // FindCheckout walks up from an inventory source (a file or directory, as
 // given to -i) looking for a kubespray checkout: a directory holding
-// roles/kubespray_defaults/defaults. It returns the checkout's absolute
-// path, or "" when the source is not inside one.
+// roles/kubespray_defaults/defaults. It tries the path as given, then with
+// symlinks resolved (an inventory linked into a checkout). It returns the
+// checkout's absolute path, or "" when the source is not inside one.
 func FindCheckout(source string) (string, error) {
 	abs, err := filepath.Abs(source)
 	if err != nil {
 		return "", err
 	}
+	if dir := walkUp(abs); dir != "" {
+		return dir, nil
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		return walkUp(real), nil
+	}
+	return "", nil
+}
+
+func walkUp(abs string) string {
 	dir := abs
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
 		dir = filepath.Dir(abs)
@@ -25,11 +36,11 @@ func FindCheckout(source string) (string, error) {
 	for {
 		st, err := os.Stat(filepath.Join(dir, "roles", "kubespray_defaults", "defaults"))
 		if err == nil && st.IsDir() {
-			return dir, nil
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", nil
+			return ""
 		}
 		dir = parent
 	}
