@@ -26,14 +26,18 @@ import (
 // sampleSize is how many catalogue booleans the test writes in every form.
 const sampleSize = 64
 
-// form is one way of writing a boolean.
+// form is one way of writing a boolean. Forms written in the inventory
+// share one ansible-playbook run, one host each (h_<form>); each extra-vars
+// form needs its own run, as extra vars apply to every host.
 type form struct {
 	name string
-	// write returns the inventory files and extra-vars arguments setting
-	// each variable to the spelling of its bool (alternating true/false).
-	write func(vars []string) (files map[string]string, extra []string)
-	// strBool: the form makes a str (or int) where a bool is expected.
+	// notBool: the form makes a str or int where a bool is expected.
 	notBool bool
+	// inventory forms: host line vars, an INI [group:vars] section, or a
+	// group_vars/<group>.yml file for the form's group.
+	hostLine, iniGroup, yamlFile func(vars []string) string
+	// extra-vars forms: the -e arguments (and files they name).
+	extra func(dir string, vars []string) []string
 }
 
 // spell alternates true and false over the sample, so both are covered.
@@ -44,80 +48,112 @@ func spell(i int, t, f string) string {
 	return f
 }
 
-const host = "localhost ansible_connection=local"
-
-func ini(allVars, hostVars string) string {
-	return "[kube_control_plane]\n" + host + hostVars + "\n[etcd:children]\nkube_control_plane\n[kube_node:children]\nkube_control_plane\n[all:vars]\n" + allVars
-}
-
-func yamlForm(name, t, f string, notBool bool) form {
-	return form{name: name, notBool: notBool, write: func(vars []string) (map[string]string, []string) {
+func lines(sep string, t, f string) func(vars []string) string {
+	return func(vars []string) string {
 		var b strings.Builder
 		for i, v := range vars {
-			fmt.Fprintf(&b, "%s: %s\n", v, spell(i, t, f))
+			fmt.Fprintf(&b, "%s%s%s\n", v, sep, spell(i, t, f))
 		}
-		return map[string]string{"hosts.ini": ini("", ""), "group_vars/all/bools.yml": b.String()}, nil
-	}}
+		return b.String()
+	}
 }
 
-func iniGroupForm(name, t, f string, notBool bool) form {
-	return form{name: name, notBool: notBool, write: func(vars []string) (map[string]string, []string) {
+func hostLine(t, f string) func(vars []string) string {
+	return func(vars []string) string {
 		var b strings.Builder
 		for i, v := range vars {
-			fmt.Fprintf(&b, "%s=%s\n", v, spell(i, t, f))
+			fmt.Fprintf(&b, " %s=%s", v, spell(i, t, f))
 		}
-		return map[string]string{"hosts.ini": ini(b.String(), "")}, nil
-	}}
+		return b.String()
+	}
 }
+
+// allVarsForm is written in [all:vars]: the lowest precedence, so only its
+// own host (which no other form's group includes) keeps these values.
+const allVarsForm = "ini-all-vars"
 
 var forms = []form{
-	yamlForm("yaml-quoted", `"true"`, `"false"`, true),
-	yamlForm("yaml-quoted-yes-no", `"yes"`, `"no"`, true),
-	yamlForm("yaml-unquoted-yes-no", "yes", "no", false),
-	yamlForm("yaml-unquoted-on-off", "On", "OFF", false),
-	yamlForm("yaml-int", "1", "0", true),
-	yamlForm("yaml-bool", "true", "false", false),
-	iniGroupForm("ini-all-vars", "true", "false", true),
-	iniGroupForm("ini-all-vars-True", "True", "False", false),
-	iniGroupForm("ini-all-vars-yes", "yes", "no", true),
-	iniGroupForm("ini-all-vars-int", "1", "0", true),
-	{name: "ini-host-line", notBool: true, write: func(vars []string) (map[string]string, []string) {
-		var b strings.Builder
-		for i, v := range vars {
-			fmt.Fprintf(&b, " %s=%s", v, spell(i, "true", "false"))
-		}
-		return map[string]string{"hosts.ini": ini("", b.String())}, nil
-	}},
-	{name: "ini-host-line-True", write: func(vars []string) (map[string]string, []string) {
-		var b strings.Builder
-		for i, v := range vars {
-			fmt.Fprintf(&b, " %s=%s", v, spell(i, "True", "False"))
-		}
-		return map[string]string{"hosts.ini": ini("", b.String())}, nil
-	}},
-	{name: "extra-vars-kv", notBool: true, write: func(vars []string) (map[string]string, []string) {
+	{name: allVarsForm, notBool: true, iniGroup: lines("=", "true", "false")},
+	{name: "ini-group-vars-True", iniGroup: lines("=", "True", "False")},
+	{name: "ini-group-vars-yes", notBool: true, iniGroup: lines("=", "yes", "no")},
+	{name: "ini-group-vars-int", notBool: true, iniGroup: lines("=", "1", "0")},
+	{name: "ini-group-vars-quoted-True", notBool: true, iniGroup: lines("=", `"True"`, `"False"`)},
+	{name: "ini-host-line", notBool: true, hostLine: hostLine("true", "false")},
+	{name: "ini-host-line-True", hostLine: hostLine("True", "False")},
+	{name: "ini-host-line-on", notBool: true, hostLine: hostLine("on", "off")},
+	{name: "yaml-quoted", notBool: true, yamlFile: lines(": ", `"true"`, `"false"`)},
+	{name: "yaml-quoted-yes-no", notBool: true, yamlFile: lines(": ", `'yes'`, `'no'`)},
+	{name: "yaml-unquoted-yes-no", yamlFile: lines(": ", "yes", "no")},
+	{name: "yaml-unquoted-On-OFF", yamlFile: lines(": ", "On", "OFF")},
+	{name: "yaml-bool", yamlFile: lines(": ", "true", "false")},
+	{name: "yaml-int", notBool: true, yamlFile: lines(": ", "1", "0")},
+	{name: "extra-vars-kv", notBool: true, extra: func(_ string, vars []string) []string {
 		var kv []string
 		for i, v := range vars {
 			kv = append(kv, v+"="+spell(i, "true", "false"))
 		}
-		return map[string]string{"hosts.ini": ini("", "")}, []string{strings.Join(kv, " ")}
+		return []string{strings.Join(kv, " ")}
 	}},
-	{name: "extra-vars-json", write: func(vars []string) (map[string]string, []string) {
+	{name: "extra-vars-json", extra: func(_ string, vars []string) []string {
 		m := map[string]bool{}
 		for i, v := range vars {
 			m[v] = i%2 == 0
 		}
 		b, _ := json.Marshal(m)
-		return map[string]string{"hosts.ini": ini("", "")}, []string{string(b)}
+		return []string{string(b)}
 	}},
-	{name: "extra-vars-json-string", notBool: true, write: func(vars []string) (map[string]string, []string) {
+	{name: "extra-vars-json-string", notBool: true, extra: func(_ string, vars []string) []string {
 		m := map[string]string{}
 		for i, v := range vars {
 			m[v] = spell(i, "true", "false")
 		}
 		b, _ := json.Marshal(m)
-		return map[string]string{"hosts.ini": ini("", "")}, []string{string(b)}
+		return []string{string(b)}
 	}},
+	{name: "extra-vars-file-quoted", notBool: true, extra: func(dir string, vars []string) []string {
+		p := filepath.Join(dir, "extra.yml")
+		if err := os.WriteFile(p, []byte(lines(": ", `"yes"`, `"no"`)(vars)), 0o644); err != nil {
+			panic(err)
+		}
+		return []string{"@" + p}
+	}},
+}
+
+func hostOf(f form) string { return "h_" + strings.NewReplacer("-", "_").Replace(f.name) }
+
+// inventoryRun writes one inventory holding every inventory form, a host
+// (and group) per form.
+func inventoryRun(dir string, vars []string) {
+	var hosts, sections strings.Builder
+	files := map[string]string{}
+	hosts.WriteString("[kube_control_plane]\n")
+	for _, f := range forms {
+		if f.extra != nil {
+			continue
+		}
+		h := hostOf(f)
+		hosts.WriteString(h + " ansible_connection=local")
+		if f.hostLine != nil {
+			hosts.WriteString(f.hostLine(vars))
+		}
+		hosts.WriteString("\n")
+		switch {
+		case f.name == allVarsForm:
+			sections.WriteString("[all:vars]\n" + f.iniGroup(vars))
+		case f.iniGroup != nil:
+			fmt.Fprintf(&sections, "[g_%s]\n%s\n[g_%s:vars]\n%s", h, h, h, f.iniGroup(vars))
+		case f.yamlFile != nil:
+			fmt.Fprintf(&sections, "[g_%s]\n%s\n", h, h)
+			files["group_vars/g_"+h+".yml"] = "---\n" + f.yamlFile(vars)
+		}
+	}
+	files["hosts.ini"] = hosts.String() + "[etcd:children]\nkube_control_plane\n[kube_node:children]\nkube_control_plane\n" + sections.String()
+	writeFiles(dir, files)
+}
+
+// extraRun writes a one-host inventory for an extra-vars form.
+func extraRun(dir string, f form) {
+	writeFiles(dir, map[string]string{"hosts.ini": "[kube_control_plane]\n" + hostOf(f) + " ansible_connection=local\n"})
 }
 
 // sample picks the booleans: the four validate_inventory checks, then an
@@ -171,13 +207,13 @@ func playbook(bools, stringBools []string) string {
 }
 
 var taskRe = regexp.MustCompile(`(?m)^TASK \[check ([A-Za-z0-9_]+)\]`)
-var statusRe = regexp.MustCompile(`(?m)^(fatal|ok|skipping|changed): \[localhost\]`)
+var statusRe = regexp.MustCompile(`(?m)^(fatal|ok|skipping|changed): \[([A-Za-z0-9_]+)\]`)
 
-// outcomes reads ansible-playbook's default output: per task, whether it
-// failed.
-func outcomes(t *testing.T, out string) map[string]bool {
+// outcomes reads ansible-playbook's default output: per task and host,
+// whether it failed.
+func outcomes(t *testing.T, out string) map[string]map[string]bool {
 	t.Helper()
-	failed := map[string]bool{}
+	failed := map[string]map[string]bool{}
 	idx := taskRe.FindAllStringSubmatchIndex(out, -1)
 	for i, m := range idx {
 		end := len(out)
@@ -185,26 +221,112 @@ func outcomes(t *testing.T, out string) map[string]bool {
 			end = idx[i+1][0]
 		}
 		name := out[m[2]:m[3]]
-		st := statusRe.FindStringSubmatch(out[m[1]:end])
-		if st == nil {
-			t.Fatalf("no result for task check %s in ansible output:\n%s", name, out[m[0]:end])
+		failed[name] = map[string]bool{}
+		for _, st := range statusRe.FindAllStringSubmatch(out[m[1]:end], -1) {
+			failed[name][st[2]] = st[1] == "fatal"
 		}
-		failed[name] = st[1] == "fatal"
 	}
 	return failed
 }
 
-func write(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
+func writeFiles(dir string, files map[string]string) {
 	for p, c := range files {
 		full := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
+			panic(err)
 		}
 		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
+			panic(err)
 		}
 	}
+}
+
+// run is one lint and one ansible-playbook run over the same inventory
+// and extra vars: which (variable, host) pairs each rejects.
+type run struct {
+	name  string
+	dir   string
+	extra []string
+	forms []form
+}
+
+func (r run) compare(t *testing.T, cli, playbookBin, pb string, env []string, vars []string, nBools int) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	inv := filepath.Join(r.dir, "hosts.ini")
+
+	args := []string{"lint", "-i", inv, "--format", "json"}
+	pbArgs := []string{"-i", inv, pb}
+	for _, e := range r.extra {
+		args = append(args, "-e", e)
+		pbArgs = append(pbArgs, "-e", e)
+	}
+	var lintOut, lintErr bytes.Buffer
+	lc := exec.CommandContext(ctx, cli, args...)
+	lc.Stdout, lc.Stderr = &lintOut, &lintErr
+	lerr := lc.Run()
+	if code := lc.ProcessState.ExitCode(); code != 0 && code != 1 {
+		t.Fatalf("layercheck %v: %v\n%s", args, lerr, lintErr.String())
+	}
+	var rep lint.Report
+	if err := json.Unmarshal(lintOut.Bytes(), &rep); err != nil {
+		t.Fatalf("lint JSON: %v\n%s", err, lintOut.String())
+	}
+	reported := map[string]map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Rule != "string-as-bool" && f.Rule != "not-a-bool" {
+			continue
+		}
+		if f.Severity != lint.SeverityError {
+			t.Errorf("%s: %s is %s, want error", f.Rule, f.Variable, f.Severity)
+		}
+		if reported[f.Variable] == nil {
+			reported[f.Variable] = map[string]bool{}
+		}
+		for _, h := range f.Hosts {
+			reported[f.Variable][h] = true
+		}
+	}
+
+	pc := exec.CommandContext(ctx, playbookBin, pbArgs...)
+	pc.Env = env
+	pc.Dir = r.dir
+	out, err := pc.CombinedOutput()
+	if err != nil {
+		// ignore_errors: the play itself must succeed.
+		t.Fatalf("ansible-playbook %v: %v\n%s", pbArgs, err, out)
+	}
+	failed := outcomes(t, string(out))
+
+	compared := 0
+	for _, fm := range r.forms {
+		h := hostOf(fm)
+		nFail := 0
+		for _, v := range vars {
+			got, ok := failed[v][h]
+			if !ok {
+				t.Fatalf("ansible ran no task check %s on %s:\n%s", v, h, out)
+			}
+			if got != reported[v][h] {
+				t.Errorf("%s written as %s: ansible-core failed=%v, lint reported=%v", v, fm.name, got, reported[v][h])
+			}
+			if got {
+				nFail++
+			}
+			compared++
+		}
+		// The form decides: every catalogue boolean fails or none does;
+		// the string-valued ones (`| bool`) never do.
+		want := 0
+		if fm.notBool {
+			want = nBools
+		}
+		if nFail != want {
+			t.Errorf("%s: %d of %d variables failed in ansible-core, want %d", fm.name, nFail, len(vars), want)
+		}
+	}
+	return compared
 }
 
 func TestStringAsBoolMatchesAnsible(t *testing.T) {
@@ -219,84 +341,35 @@ func TestStringAsBoolMatchesAnsible(t *testing.T) {
 	vars := append(append([]string{}, bools...), stringBools...)
 	t.Logf("catalogue %s: %d booleans, %d string-valued booleans, %d forms", cat.Name, len(bools), len(stringBools), len(forms))
 
+	// testutil.AnsibleEnv's ANSIBLE_CONFIG=/dev/null is refused by
+	// ansible-core 2.19 ("Unsupported configuration file extension"): an
+	// empty ansible.cfg of our own comes later in the environment and wins.
 	cfg := filepath.Join(work, "ansible.cfg")
-	write(t, work, map[string]string{"ansible.cfg": "[defaults]\n", "check.yml": playbook(bools, stringBools)})
-	env := testutil.AnsibleEnv("ANSIBLE_CONFIG="+cfg, "ANSIBLE_STDOUT_CALLBACK=default")
+	pb := filepath.Join(work, "check.yml")
+	writeFiles(work, map[string]string{"ansible.cfg": "[defaults]\n", "check.yml": playbook(bools, stringBools)})
+	env := testutil.AnsibleEnv("ANSIBLE_CONFIG="+cfg, "ANSIBLE_STDOUT_CALLBACK=default", "ANSIBLE_FORKS=10")
 
+	runs := []run{{name: "inventory-forms", dir: filepath.Join(work, "inventory-forms")}}
+	inventoryRun(runs[0].dir, vars)
+	for _, f := range forms {
+		if f.extra == nil {
+			runs[0].forms = append(runs[0].forms, f)
+			continue
+		}
+		dir := filepath.Join(work, f.name)
+		extraRun(dir, f)
+		runs = append(runs, run{name: f.name, dir: dir, extra: f.extra(dir, vars), forms: []form{f}})
+	}
 	compared := 0
-	for _, fm := range forms {
-		t.Run(fm.name, func(t *testing.T) {
-			dir := filepath.Join(work, fm.name)
-			files, extra := fm.write(vars)
-			write(t, dir, files)
-
-			args := []string{"lint", "-i", dir, "--format", "json"}
-			pbArgs := []string{"-i", filepath.Join(dir, "hosts.ini"), filepath.Join(work, "check.yml")}
-			for _, e := range extra {
-				args = append(args, "-e", e)
-				pbArgs = append(pbArgs, "-e", e)
-			}
-			args[2] = filepath.Join(dir, "hosts.ini")
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-
-			var lintOut, lintErr bytes.Buffer
-			lc := exec.CommandContext(ctx, cli, args...)
-			lc.Stdout, lc.Stderr = &lintOut, &lintErr
-			lerr := lc.Run()
-			if code := lc.ProcessState.ExitCode(); code != 0 && code != 1 {
-				t.Fatalf("layercheck %v: %v\n%s", args, lerr, lintErr.String())
-			}
-			var rep lint.Report
-			if err := json.Unmarshal(lintOut.Bytes(), &rep); err != nil {
-				t.Fatalf("lint JSON: %v\n%s", err, lintOut.String())
-			}
-			reported := map[string]bool{}
-			for _, f := range rep.Findings {
-				if f.Rule == "string-as-bool" || f.Rule == "not-a-bool" {
-					if f.Severity != lint.SeverityError {
-						t.Errorf("%s: %s is %s, want error", f.Rule, f.Variable, f.Severity)
-					}
-					reported[f.Variable] = true
-				}
-			}
-
-			pc := exec.CommandContext(ctx, playbookBin, pbArgs...)
-			pc.Env = env
-			pc.Dir = work
-			out, err := pc.CombinedOutput()
-			if err != nil && pc.ProcessState.ExitCode() != 0 {
-				// ignore_errors: the play itself must still succeed.
-				t.Fatalf("ansible-playbook: %v\n%s", err, out)
-			}
-			failed := outcomes(t, string(out))
-
-			nFail := 0
-			for _, v := range vars {
-				got, ok := failed[v]
-				if !ok {
-					t.Fatalf("ansible ran no task for %s:\n%s", v, out)
-				}
-				if got != reported[v] {
-					t.Errorf("%s written as %s: ansible-core failed=%v, lint reported=%v", v, fm.name, got, reported[v])
-				}
-				if got {
-					nFail++
-				}
-				compared++
-			}
-			// The form decides: every catalogue boolean fails or none does;
-			// the string-valued ones (`| bool`) never do.
-			want := 0
-			if fm.notBool {
-				want = len(bools)
-			}
-			if nFail != want {
-				t.Errorf("%s: %d of %d booleans failed in ansible-core, want %d", fm.name, nFail, len(vars), want)
-			}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			compared += r.compare(t, cli, playbookBin, pb, env, vars, len(bools))
 		})
 	}
 	t.Logf("%d variable/form pairs compared with ansible-core", compared)
+	if compared < len(forms)*len(vars) {
+		t.Errorf("compared %d pairs, want %d", compared, len(forms)*len(vars))
+	}
 }
 
 // names of the sample, for the record in -v output.
