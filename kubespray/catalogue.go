@@ -1,6 +1,7 @@
 package kubespray
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -56,7 +57,10 @@ type Var struct {
 	// ("false", "yes", ...): kubespray means it as a string. Never set
 	// together with Type "bool".
 	StringBool bool `json:"string_bool,omitempty"`
-	// Default is the default as written (JSON-compatible).
+	// Default is the primary definition's value: nil, bool, int64, float64,
+	// string (also a too-big int, a non-finite float and the Jinja text of
+	// a templated default), []any or map[string]any; nil with
+	// Defs[0].DefaultOmitted for a list or dict over 1 KiB of JSON.
 	Default any `json:"default"`
 	// File and Line locate the default in kubespray (e.g.
 	// "roles/kubespray_defaults/defaults/main/main.yml").
@@ -153,12 +157,47 @@ func Bundled(version string) (*Catalogue, error) {
 		return nil, fmt.Errorf("no bundled kubespray catalogue for %q (have %s)", version, strings.Join(Versions(), ", "))
 	}
 	var f scan.File
-	if err := json.Unmarshal(b, &f); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("bundled kubespray catalogue %s: %w", version, err)
+	}
+	for _, defs := range f.Vars {
+		for i := range defs {
+			defs[i].Default = fromJSON(defs[i].Default, defs[i].Type)
+		}
 	}
 	c := build(fmt.Sprintf("bundled kubespray %s %.7s", f.Kubespray, f.Commit), f.Vars, factsFor(version))
 	c.Version, c.Commit, c.Skipped = f.Kubespray, f.Commit, f.Skipped
 	return c, nil
+}
+
+// fromJSON gives a default read from JSON the Go types the loader gives
+// (as a Checkout has them): int64 for ints, float64 for floats (typ says
+// which at the top level; nested, a number without '.' or exponent is an
+// int), lists and maps converted throughout.
+func fromJSON(v any, typ string) any {
+	switch x := v.(type) {
+	case json.Number:
+		if typ == scan.TypeFloat {
+			f, _ := x.Float64()
+			return f
+		}
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = fromJSON(x[i], "")
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = fromJSON(x[k], "")
+		}
+	}
+	return v
 }
 
 // factsFor returns the facts of a bundled version, DefaultVersion's for
