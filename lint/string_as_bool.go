@@ -98,7 +98,11 @@ func checkStringAsBool(c *checkCtx) []Finding {
 			}
 			f := c.finding("string-as-bool", SeverityError, u)
 			f.Message = fmt.Sprintf("%s is the %s %s, not a boolean", name, v.Kind, v.Display())
-			f.Why = boolWhy(c, name, v, u) + " " + howWritten(v) + " " + c.validateInventoryNote(name)
+			f.Why = boolWhy(c, name, v, u) + " " + howWritten(v)
+			if !meant && pyTruth(v) {
+				f.Why += " Where it is only rendered ({% if %} in a template, older ansible-core) the non-empty string " + v.Display() + " counts as true."
+			}
+			f.Why += " " + c.validateInventoryNote(name)
 			f.Fix = fixText(name, fmt.Sprint(meant), originOf(u))
 			out = append(out, f)
 		}
