@@ -21,7 +21,7 @@ bin/layercheck: FORCE
 modules: $(MODULE_BINS)
 
 plugins/modules/%: FORCE
-	@m=$$(echo $* | sed -E 's/_linux_(amd64|arm64)$$//'); a=$${*##*_}; \
+	@m=$$(echo $* | sed -E 's/_linux_(amd64|arm64)$$//'); a=$$(echo $* | sed -E 's/.*_//'); \
 	  echo "GOOS=linux GOARCH=$$a go build ./cmd/$$m -> $@"; \
 	  GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags='-s -w' -o $@ ./cmd/$$m
 
@@ -51,9 +51,23 @@ test-shared: venv modules
 generate:
 	$(GO) generate ./kubespray/...
 
-collection: modules
+# The Galaxy tarball layercheck-kubespray-$(VERSION).tar.gz: galaxy.yml,
+# README, LICENSE, meta/, plugins/ with every module binary, roles/,
+# playbooks/ (galaxy.yml's build_ignore leaves out the Go sources and tooling).
+collection: venv modules
 	rm -f layercheck-kubespray-*.tar.gz
 	.venv/bin/ansible-galaxy collection build --force .
+	@listing=$$(tar tzf layercheck-kubespray-$(VERSION).tar.gz); \
+	  for f in $(MODULE_BINS) galaxy.yml meta/runtime.yml playbooks/lint.yml roles/lint/tasks/main.yml; do \
+	    case "$$f" in galaxy.yml) f=MANIFEST.json;; esac; \
+	    grep -qx "$$f" <<<"$$listing" || { echo "collection: $$f missing from layercheck-kubespray-$(VERSION).tar.gz"; exit 1; }; \
+	  done; \
+	  for f in $(MODULE_BINS); do \
+	    $(GO) version -m "$$f" | grep -q "GOARCH=$${f##*_}\$$" || { echo "collection: $$f is not a $${f##*_} binary"; exit 1; }; \
+	  done; \
+	  if grep -E '\.go$$|^(cmd|parser|lint|kubespray|verify|internal|module|test)/' <<<"$$listing"; then \
+	    echo "collection: Go sources or tests in the tarball (see build_ignore in galaxy.yml)"; exit 1; fi
+	@echo "collection: layercheck-kubespray-$(VERSION).tar.gz holds the binaries: $(MODULE_BINS)"
 
 fuzz:
 	$(GO) test ./parser -run '^$$' -fuzz FuzzINI -fuzztime 30s
