@@ -54,8 +54,9 @@ type Var struct {
 	// is a boolean expression ("{{ x | bool }}", "{{ a == b }}", ...).
 	Inferred bool `json:"inferred,omitempty"`
 	// StringBool is true for a default that is a str spelling a boolean
-	// ("false", "yes", ...): kubespray means it as a string. Never set
-	// together with Type "bool".
+	// ("false", "yes", ...), or a template always rendering one (Type
+	// "templated"): kubespray means it as a string. Never set together
+	// with Type "bool".
 	StringBool bool `json:"string_bool,omitempty"`
 	// Default is the primary definition's value: nil, bool, int64, float64,
 	// string (also a too-big int, a non-finite float and the Jinja text of

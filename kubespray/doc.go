@@ -24,8 +24,11 @@
 // default is "templated", or "bool" with Inferred when the expression is
 // boolean at its top level (a comparison, in/not in, an is-test, not, a
 // filter chain ending in | bool, | ternary(true, false), and/or of
-// boolean operands, a conditional with boolean branches, or "{{ other }}"
-// where other is a boolean).
+// boolean operands, a conditional with boolean branches, "{{ other }}"
+// where other is a boolean, or "x | default(false)" where x is a boolean
+// or undefined). A template that always renders a boolean-spelling str
+// ("{{ 'true' if c else 'false' }}", "{{ (a == b) | lower }}") stays
+// "templated" with StringBool and Inferred.
 //
 // A variable defined in several places keeps every definition (Var.Defs);
 // the primary one, which gives Default/File/Line, is the first in the order
@@ -35,7 +38,7 @@
 // boolean?" must not depend on which role a default came from.
 //
 // Counts (variables / booleans, of which inferred / string-booleans):
-// v2.31.0: 1540 / 292 (14) / 9; master: 1545 / 296 (14) / 9.
+// v2.31.0: 1540 / 294 (16) / 11; master: 1545 / 298 (16) / 11.
 //
 // # Facts
 //

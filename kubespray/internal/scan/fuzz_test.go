@@ -24,6 +24,7 @@ func FuzzInferBool(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		InferBool(s, func(string) bool { return true })
+		InferBool(s, func(string) VarKind { return KindBool })
+		InferStringBool(s, func(string) VarKind { return KindUndefined })
 	})
 }

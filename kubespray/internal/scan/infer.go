@@ -39,20 +39,93 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 //     and/or return an operand, not a bool);
 //   - "x if c else y" with both branches boolean;
 //   - the literals true/false/True/False;
-//   - a bare variable name for which isBool is true (kubespray's
-//     "{{ other_bool }}" aliases), when isBool is not nil.
+//   - a bare variable name kind says is a bool (kubespray's
+//     "{{ other_bool }}" aliases);
+//   - "x | default(true)" / "x | default(false)" where x is a bool or a
+//     name kubespray does not define (so the default applies), e.g.
+//     ipv6_stack: "{{ enable_dual_stack_networks | default(false) }}".
 //
 // Strings mixing text and Jinja, or several {{ }} blocks, or {% %}
-// statements are never inferred (their result is a str).
-func InferBool(def string, isBool func(name string) bool) bool {
+// statements are never inferred (their result is a str). kind may be nil.
+func InferBool(def string, kind KindOf) bool {
 	expr, ok := soleExpression(def)
 	if !ok {
 		return false
 	}
-	return boolExpr(expr, isBool, 0)
+	if kind == nil {
+		kind = func(string) VarKind { return KindOther }
+	}
+	return boolExpr(expr, kind, 0)
 }
 
-func boolExpr(e string, isBool func(string) bool, depth int) bool {
+// VarKind is what the catalogue knows of a variable a template names.
+type VarKind int
+
+// Kinds of a referenced variable.
+const (
+	KindUndefined VarKind = iota // kubespray does not define it
+	KindBool                     // a bool (literal or inferred) somewhere
+	KindOther                    // defined, not known to be a bool
+)
+
+// KindOf tells InferBool what a referenced variable is.
+type KindOf func(name string) VarKind
+
+// InferStringBool reports whether a templated default renders to a str
+// spelling a boolean whatever its inputs: "{{ 'true' if c else 'false' }}",
+// or a boolean expression piped to | lower or | string. kubespray means
+// such a value as a string, like a literal "false".
+func InferStringBool(def string, kind KindOf) bool {
+	e, ok := soleExpression(def)
+	if !ok {
+		return false
+	}
+	if kind == nil {
+		kind = func(string) VarKind { return KindOther }
+	}
+	return stringBoolExpr(strings.TrimSpace(e), kind)
+}
+
+func stringBoolExpr(e string, kind KindOf) bool {
+	for {
+		inner, ok := stripParens(e)
+		if !ok {
+			break
+		}
+		e = strings.TrimSpace(inner)
+	}
+	if parts := splitTop(e, " if "); len(parts) > 1 {
+		alt := splitTop(strings.Join(parts[1:], " if "), " else ")
+		if len(alt) < 2 {
+			return false
+		}
+		return stringBoolExpr(strings.TrimSpace(parts[0]), kind) && stringBoolExpr(strings.TrimSpace(strings.Join(alt[1:], " else ")), kind)
+	}
+	if q, ok := quoted(e); ok {
+		return SpellsBool(q)
+	}
+	if parts := splitTop(e, "|"); len(parts) > 1 {
+		last := strings.TrimSpace(parts[len(parts)-1])
+		if last == "lower" || last == "string" || last == "upper" {
+			return boolExpr(strings.Join(parts[:len(parts)-1], "|"), kind, 0)
+		}
+	}
+	return false
+}
+
+// quoted returns the content of a Jinja string literal that is all of e.
+func quoted(e string) (string, bool) {
+	if len(e) < 2 || (e[0] != '\'' && e[0] != '"') || e[len(e)-1] != e[0] {
+		return "", false
+	}
+	inner := e[1 : len(e)-1]
+	if strings.ContainsAny(inner, "'\"\\") {
+		return "", false
+	}
+	return inner, true
+}
+
+func boolExpr(e string, kind KindOf, depth int) bool {
 	if depth > 50 {
 		return false
 	}
@@ -76,12 +149,12 @@ func boolExpr(e string, isBool func(string) bool, depth int) bool {
 		if len(alt) < 2 {
 			return false // no else: undefined when the condition is false
 		}
-		return boolExpr(then, isBool, depth+1) && boolExpr(strings.Join(alt[1:], " else "), isBool, depth+1)
+		return boolExpr(then, kind, depth+1) && boolExpr(strings.Join(alt[1:], " else "), kind, depth+1)
 	}
 	for _, op := range []string{" or ", " and "} {
 		if parts := splitTop(e, op); len(parts) > 1 {
 			for _, p := range parts {
-				if !boolExpr(p, isBool, depth+1) {
+				if !boolExpr(p, kind, depth+1) {
 					return false
 				}
 			}
@@ -114,6 +187,20 @@ func boolExpr(e string, isBool func(string) bool, depth int) bool {
 		switch name {
 		case "bool":
 			return args == ""
+		case "default", "d":
+			inner, ok := stripParens(args)
+			if !ok {
+				return false
+			}
+			dargs := splitTop(inner, ",")
+			if !isBoolLiteral(strings.TrimSpace(dargs[0])) {
+				return false
+			}
+			base := strings.TrimSpace(strings.Join(parts[:len(parts)-1], "|"))
+			if identRE.MatchString(base) && kind(base) == KindUndefined {
+				return true
+			}
+			return boolExpr(base, kind, depth+1)
 		case "ternary":
 			inner, ok := stripParens(args)
 			if !ok {
@@ -135,8 +222,8 @@ func boolExpr(e string, isBool func(string) bool, depth int) bool {
 	if isBoolLiteral(e) {
 		return true
 	}
-	if isBool != nil && identRE.MatchString(e) {
-		return isBool(e)
+	if identRE.MatchString(e) {
+		return kind(e) == KindBool
 	}
 	return false
 }

@@ -8,8 +8,8 @@ import (
 )
 
 func TestInferBool(t *testing.T) {
-	known := map[string]bool{"metallb_enabled": true, "kube_version": false}
-	isBool := func(n string) bool { return known[n] }
+	known := map[string]VarKind{"metallb_enabled": KindBool, "kube_version": KindOther}
+	isBool := func(n string) VarKind { return known[n] } // others: KindUndefined
 	cases := []struct {
 		def  string
 		want bool
@@ -42,6 +42,11 @@ func TestInferBool(t *testing.T) {
 		{"{{ x | bool(y) }}", false},
 		{"plain", false},
 		{"{{- foo | bool -}}", true},
+		{"{{ enable_dual_stack_networks | default(false) }}", true}, // undefined: the default applies
+		{"{{ metallb_enabled | default(true) }}", true},
+		{"{{ kube_version | default(false) }}", false}, // defined, not a bool
+		{"{{ x | default('false') }}", false},
+		{"{{ (a == b) | default(false) }}", true},
 	}
 	for _, c := range cases {
 		if got := InferBool(c.def, isBool); got != c.want {
@@ -123,6 +128,24 @@ func TestParseChoice(t *testing.T) {
 		name, vals, ok := ParseChoice(c.expr)
 		if name != c.name || ok != (c.name != "") || strings.Join(vals, ",") != strings.Join(c.vals, ",") {
 			t.Errorf("ParseChoice(%q) = %q %v %v", c.expr, name, vals, ok)
+		}
+	}
+}
+
+func TestInferStringBool(t *testing.T) {
+	cases := map[string]bool{
+		"{{ 'true' if dns_min_replicas | int > 1 else 'false' }}": true,
+		"{{ (preinstall_selinux_state == 'enforcing') | lower }}": true,
+		"{{ 'yes' if a else 'no' }}":                              true,
+		"{{ 'v1' if a else 'false' }}":                            false,
+		"{{ x | lower }}":                                         false,
+		"{{ 'true' }}":                                            true,
+		"true":                                                    false,
+		"{{ a == b }}":                                            false, // a bool, not a str
+	}
+	for def, want := range cases {
+		if got := InferStringBool(def, nil); got != want {
+			t.Errorf("InferStringBool(%q) = %v, want %v", def, got, want)
 		}
 	}
 }

@@ -38,10 +38,13 @@ type Def struct {
 	// int, float, list, dict, NoneType, date, datetime, vault), or
 	// "templated" for a string holding Jinja; "bool" for a templated value
 	// whose expression is boolean (Inferred is then true).
-	Type     string `json:"type"`
-	Inferred bool   `json:"inferred,omitempty"`
-	// StringBool is true for a str value spelling a boolean: true/false,
-	// yes/no, on/off in any case.
+	Type string `json:"type"`
+	// Inferred is true when Type "bool", or StringBool on a templated
+	// value, was inferred from the Jinja expression.
+	Inferred bool `json:"inferred,omitempty"`
+	// StringBool is true for a str value spelling a boolean (true/false,
+	// yes/no, on/off in any case), and for a templated value that always
+	// renders to one ("{{ 'true' if c else 'false' }}", "{{ (a == b) | lower }}").
 	StringBool bool `json:"string_bool,omitempty"`
 	// Default is the value, JSON-compatible; nil with DefaultOmitted for a
 	// list or dict larger than MaxDefaultBytes.
@@ -215,15 +218,26 @@ func defLess(a, b Def) bool {
 
 // inferBools turns templated definitions whose expression is boolean into
 // bool (Inferred), repeating until nothing changes so that
-// "{{ other_var }}" follows other_var once that is known to be a bool.
+// "{{ other_var }}" follows other_var once that is known to be a bool; then
+// marks templated definitions that render a str spelling a boolean
+// (StringBool, Inferred).
 func (t *Tree) inferBools() {
-	isBool := func(name string) bool {
-		for _, d := range t.Defs[name] {
-			if d.Type == TypeBool {
-				return true
+	kindOf := func(self string) KindOf {
+		return func(name string) VarKind {
+			if name == self {
+				return KindOther // a self-reference proves nothing
 			}
+			defs, ok := t.Defs[name]
+			if !ok {
+				return KindUndefined
+			}
+			for _, d := range defs {
+				if d.Type == TypeBool {
+					return KindBool
+				}
+			}
+			return KindOther
 		}
-		return false
 	}
 	names := make([]string, 0, len(t.Defs))
 	for n := range t.Defs {
@@ -239,10 +253,18 @@ func (t *Tree) inferBools() {
 				if defs[i].Type != TypeTemplated || !ok {
 					continue
 				}
-				if InferBool(s, func(ref string) bool { return ref != n && isBool(ref) }) {
+				if InferBool(s, kindOf(n)) {
 					defs[i].Type, defs[i].Inferred = TypeBool, true
 					changed = true
 				}
+			}
+		}
+	}
+	for _, n := range names {
+		defs := t.Defs[n]
+		for i := range defs {
+			if s, ok := defs[i].Default.(string); ok && defs[i].Type == TypeTemplated && InferStringBool(s, kindOf(n)) {
+				defs[i].StringBool, defs[i].Inferred = true, true
 			}
 		}
 	}
