@@ -267,7 +267,9 @@ func pyToValue(p *pyVal, pos Pos, origin Origin) *Value {
 	case pyStr:
 		v.Kind, v.Str, v.Quoted = KindString, p.s, true
 	case pyBytes:
-		v.Kind, v.Str, v.Quoted = KindString, p.s, true
+		// to_text of bytes is a str without template trust: ansible-inventory
+		// prints it as {"__ansible_unsafe": ...}
+		v.Kind, v.Str, v.Quoted, v.Unsafe = KindString, p.s, true, true
 		if !utf8.ValidString(p.s) {
 			v.Str = strings.ToValidUTF8(p.s, "\uFFFD")
 		}

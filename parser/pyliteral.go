@@ -526,8 +526,10 @@ func (p *pyParser) expr(_ int) (*pyVal, error) {
 	return &pyVal{kind: pyTuple, items: items}, nil
 }
 
+// isNum is literal_eval's _convert_num test: type(value) in (int, float,
+// complex) - a bool is not a number there.
 func isNum(v *pyVal) bool {
-	return v.kind == pyInt || v.kind == pyFloat || v.kind == pyComplex || v.kind == pyBool
+	return v.kind == pyInt || v.kind == pyFloat || v.kind == pyComplex
 }
 
 // sum parses unary and binary +/- as far as literal_eval accepts them:
@@ -544,7 +546,7 @@ func (p *pyParser) sum() (*pyVal, error) {
 		if err != nil {
 			return nil, err
 		}
-		if left.form == formOther || (left.kind != pyInt && left.kind != pyFloat && left.kind != pyBool) {
+		if left.form == formOther || (left.kind != pyInt && left.kind != pyFloat) {
 			return nil, errNotLiteral
 		}
 		if right.form != formConst || right.kind != pyComplex {
@@ -587,15 +589,6 @@ func (p *pyParser) unary() (*pyVal, error) {
 		r := *v
 		r.form = formUnary
 		switch v.kind {
-		case pyBool:
-			n := int64(0)
-			if v.b {
-				n = 1
-			}
-			if op == "-" {
-				n = -n
-			}
-			return &pyVal{kind: pyInt, i: big.NewInt(n), form: formUnary}, nil
 		case pyInt:
 			if op == "-" {
 				r.i = new(big.Int).Neg(v.i)

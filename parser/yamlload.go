@@ -124,13 +124,13 @@ func loadYAML(file string, data []byte, warn func(string)) (v *Value, err error)
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%s: %s", file, yamlErrText(err))
+		return nil, yamlErr(file, err)
 	}
 	var second yaml.Node
 	if err := dec.Decode(&second); err == nil {
 		return nil, &YAMLError{Pos{file, second.Line, second.Column}, "expected a single document in the stream, but found another document"}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %s", file, yamlErrText(err))
+		return nil, yamlErr(file, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, nil
@@ -146,10 +146,16 @@ func loadYAML(file string, data []byte, warn func(string)) (v *Value, err error)
 	return l.construct(doc.Content[0])
 }
 
-func yamlErrText(err error) string {
+var reYAMLErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlErr turns yaml.v3's "yaml: line N: msg" into "file:N: msg".
+func yamlErr(file string, err error) error {
 	s := err.Error()
-	s = strings.TrimPrefix(s, "yaml: ")
-	return s
+	if m := reYAMLErrLine.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return &YAMLError{Pos{File: file, Line: n}, m[2]}
+	}
+	return fmt.Errorf("%s: %s", file, strings.TrimPrefix(s, "yaml: "))
 }
 
 // size is the number of values n expands to, aliases included, memoised so

@@ -36,13 +36,11 @@ func runInventory(_ context.Context, args []string, s Streams) error {
 	}
 	ev, err := parser.ParseExtraVars(extra)
 	if err != nil {
-		fmt.Fprintln(s.ErrOut, "layercheck inventory:", err)
-		return &ExitError{Code: 1, Msg: err.Error()}
+		return &ExitError{Code: 1, Msg: "inventory: " + err.Error()}
 	}
 	i, err := parser.Load(inv...)
 	if err != nil {
-		fmt.Fprintln(s.ErrOut, "layercheck inventory:", err)
-		return &ExitError{Code: 1, Msg: err.Error()}
+		return &ExitError{Code: 1, Msg: "inventory: " + err.Error()}
 	}
 	for _, w := range i.Warnings {
 		fmt.Fprintln(s.ErrOut, "[WARNING]:", w)
@@ -54,14 +52,12 @@ func runInventory(_ context.Context, args []string, s Streams) error {
 		h := i.Host(*host)
 		if h == nil {
 			msg := fmt.Sprintf("You must pass a single valid host to --host parameter: %s", *host)
-			fmt.Fprintln(s.ErrOut, "layercheck inventory:", msg)
-			return &ExitError{Code: 1, Msg: msg}
+			return &ExitError{Code: 1, Msg: "inventory: " + msg}
 		}
 		out, err = i.HostJSON(h, ev)
 	}
 	if err != nil {
-		fmt.Fprintln(s.ErrOut, "layercheck inventory:", err)
-		return &ExitError{Code: 1, Msg: err.Error()}
+		return &ExitError{Code: 1, Msg: "inventory: " + err.Error()}
 	}
 	_, err = fmt.Fprintln(s.Out, string(out))
 	return err
