@@ -163,6 +163,12 @@ ETCDCTL_CERT=%[8]s/admin-%[9]s.pem
 	if err := t.WriteFile("/run/systemd/resolve/resolv.conf", []byte(rc.String()), 0o644); err != nil {
 		return err
 	}
+	// kubespray v2.31.0 roles/kubernetes/preinstall/templates/resolved.conf.j2
+	// (dns_late, nodelocaldns, no upstream_dns_servers).
+	if err := t.WriteFile("/etc/systemd/resolved.conf.d/kubespray.conf", []byte("[Resolve]\nDNS="+c.NodelocaldnsIP+
+		"\nFallbackDNS=10.10.0.1\nDomains=default.svc."+c.DNSDomain+" svc."+c.DNSDomain+"\nDNSSEC=no\nCache=no-negative\n"), 0o644); err != nil {
+		return err
+	}
 	return t.WriteFile("/etc/resolv.conf", []byte("nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch default.svc."+
 		c.DNSDomain+" svc."+c.DNSDomain+"\n"), 0o644)
 }

@@ -1,0 +1,306 @@
+// Package verifyplaybook runs playbooks/verify.yml with the real
+// ansible-core 2.19 of the repository's venv against localhost, the
+// node_facts module pointed at a node tree, while a real etcd (embedded
+// go.etcd.io/etcd/server/v3, TLS with the tree's certificates) and a real
+// DNS server (miekg/dns) serve on loopback, mapped in through the module's
+// addr_map option.
+package verifyplaybook
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/layercheck/layercheck/internal/testutil"
+)
+
+var (
+	collOnce sync.Once
+	collDir  string // holds ansible_collections/layercheck/kubespray
+	collErr  error
+	tmpRoot  string
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	tmpRoot, err = os.MkdirTemp("", "verifyplaybook-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(tmpRoot)
+	os.Exit(code)
+}
+
+// collection lays out the layercheck.kubespray collection from this
+// checkout (links to meta, roles, plugins, playbooks/verify.yml) with a
+// freshly built node_facts_linux_<arch> binary, and returns the directory to
+// use as ANSIBLE_COLLECTIONS_PATH.
+func collection(t *testing.T) string {
+	t.Helper()
+	collOnce.Do(func() {
+		repo := testutil.RepoRoot()
+		dir := filepath.Join(tmpRoot, "collections")
+		root := filepath.Join(dir, "ansible_collections", "layercheck", "kubespray")
+		for _, d := range []string{"plugins/modules", "playbooks"} {
+			if collErr = os.MkdirAll(filepath.Join(root, d), 0o755); collErr != nil {
+				return
+			}
+		}
+		links := []string{"meta", "roles", "galaxy.yml", "plugins/action", "plugins/plugin_utils", "playbooks/verify.yml"}
+		mods, _ := filepath.Glob(filepath.Join(repo, "plugins", "modules", "*"))
+		for _, m := range mods {
+			if !strings.Contains(filepath.Base(m), "_linux_") {
+				links = append(links, filepath.Join("plugins", "modules", filepath.Base(m)))
+			}
+		}
+		for _, l := range links {
+			if _, err := os.Stat(filepath.Join(repo, l)); err != nil {
+				collErr = fmt.Errorf("collection file %s: %w", l, err)
+				return
+			}
+			if collErr = os.Symlink(filepath.Join(repo, l), filepath.Join(root, l)); collErr != nil {
+				return
+			}
+		}
+		bin := filepath.Join(root, "plugins", "modules", "node_facts_linux_"+runtime.GOARCH)
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/node_facts")
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			collErr = fmt.Errorf("go build ./cmd/node_facts: %v\n%s", err, out)
+			return
+		}
+		collDir = dir
+	})
+	if collErr != nil {
+		t.Fatal(collErr)
+	}
+	return collDir
+}
+
+// playbookRun is one ansible-playbook run.
+type playbookRun struct {
+	Out   string
+	Err   error
+	Facts map[string]map[string]any // host -> ansible_facts.layercheck_node
+}
+
+// runVerify runs playbooks/verify.yml of the collection (target is the
+// playbook path or the FQCN layercheck.kubespray.verify) with the given
+// inventory text and extra vars. Facts are read back from a jsonfile fact
+// cache, so they are the ones the module returned (in check mode too).
+func runVerify(t *testing.T, target, inventory string, extra map[string]any, args ...string) playbookRun {
+	t.Helper()
+	coll := collection(t)
+	work := t.TempDir()
+	inv := filepath.Join(work, "hosts.ini")
+	must(t, os.WriteFile(inv, []byte(inventory), 0o644))
+	ev, _ := json.Marshal(extra)
+	evf := filepath.Join(work, "extra.json")
+	must(t, os.WriteFile(evf, ev, 0o644))
+	cfg := filepath.Join(work, "ansible.cfg")
+	must(t, os.WriteFile(cfg, nil, 0o644))
+	cache := filepath.Join(work, "facts")
+	if target == "" {
+		target = filepath.Join(coll, "ansible_collections", "layercheck", "kubespray", "playbooks", "verify.yml")
+	}
+	cmdArgs := append([]string{"-i", inv, target, "-e", "@" + evf}, args...)
+	cmd := exec.Command(testutil.Ansible(t, "ansible-playbook"), cmdArgs...)
+	cmd.Dir = work
+	cmd.Env = testutil.AnsibleEnv(
+		"ANSIBLE_CONFIG="+cfg,
+		"ANSIBLE_COLLECTIONS_PATH="+coll,
+		"ANSIBLE_LOCAL_TEMP="+filepath.Join(work, "tmp"),
+		"ANSIBLE_REMOTE_TMP="+filepath.Join(work, "rtmp"),
+		"ANSIBLE_CACHE_PLUGIN=jsonfile",
+		"ANSIBLE_CACHE_PLUGIN_CONNECTION="+cache,
+		"ANSIBLE_STDOUT_CALLBACK=default",
+	)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() {
+		out, err = cmd.CombinedOutput()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(4 * time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("ansible-playbook did not finish in 4 minutes:\n%s", out)
+	}
+	r := playbookRun{Out: string(out), Err: err, Facts: map[string]map[string]any{}}
+	files, _ := filepath.Glob(filepath.Join(cache, "*"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		must(t, err)
+		var facts map[string]any
+		if err := json.Unmarshal(data, &facts); err != nil {
+			t.Fatalf("fact cache %s: %v", f, err)
+		}
+		// ansible-core 2.19's jsonfile cache wraps the facts as a JSON
+		// string in "__payload__".
+		if p, ok := facts["__payload__"].(string); ok {
+			facts = nil
+			if err := json.Unmarshal([]byte(p), &facts); err != nil {
+				t.Fatalf("fact cache %s payload: %v", f, err)
+			}
+		}
+		if n, ok := facts["layercheck_node"].(map[string]any); ok {
+			host, _ := n["host"].(string)
+			r.Facts[host] = n
+		}
+	}
+	return r
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// etcdMember is one embedded etcd server.
+type etcdMember struct {
+	Name          string
+	ClientPort    int
+	PeerPort      int
+	AdvertisePeer string
+	CertFile      string
+	KeyFile       string
+}
+
+// startEtcd starts real etcd servers (embed) serving TLS with client
+// certificate authentication on 127.0.0.1, and waits until all are ready.
+func startEtcd(t *testing.T, caFile string, members []etcdMember) {
+	t.Helper()
+	var pairs []string
+	for _, m := range members {
+		pairs = append(pairs, m.Name+"="+m.AdvertisePeer)
+	}
+	errc := make(chan error, len(members))
+	for _, m := range members {
+		dir := t.TempDir()
+		cfg := embed.NewConfig()
+		cfg.Name = m.Name
+		cfg.Dir = filepath.Join(dir, "data")
+		cfg.Logger = "zap"
+		cfg.LogLevel = "error"
+		cfg.LogOutputs = []string{filepath.Join(dir, "etcd.log")}
+		u := func(s string) url.URL {
+			p, err := url.Parse(s)
+			must(t, err)
+			return *p
+		}
+		cfg.ListenClientUrls = []url.URL{u(fmt.Sprintf("https://127.0.0.1:%d", m.ClientPort))}
+		cfg.AdvertiseClientUrls = cfg.ListenClientUrls
+		cfg.ListenPeerUrls = []url.URL{u(fmt.Sprintf("https://127.0.0.1:%d", m.PeerPort))}
+		cfg.AdvertisePeerUrls = []url.URL{u(m.AdvertisePeer)}
+		cfg.InitialCluster = strings.Join(pairs, ",")
+		cfg.InitialClusterToken = "k8s_etcd"
+		cfg.ClusterState = embed.ClusterStateFlagNew
+		tlsInfo := transport.TLSInfo{CertFile: m.CertFile, KeyFile: m.KeyFile, TrustedCAFile: caFile, ClientCertAuth: true}
+		cfg.ClientTLSInfo = tlsInfo
+		cfg.PeerTLSInfo = tlsInfo
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			b, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
+			t.Fatalf("start embedded etcd %s: %v\n%s", m.Name, err, b)
+		}
+		t.Cleanup(e.Close)
+		go func() {
+			select {
+			case <-e.Server.ReadyNotify():
+				errc <- nil
+			case err := <-e.Err():
+				errc <- err
+			case <-time.After(30 * time.Second):
+				errc <- fmt.Errorf("etcd %s not ready after 30s", m.Name)
+			}
+		}()
+	}
+	for range members {
+		if err := <-errc; err != nil {
+			t.Fatalf("embedded etcd: %v", err)
+		}
+	}
+}
+
+// startDNS serves UDP and TCP DNS on 127.0.0.1 (one port) answering
+// kubernetes.default.svc.<domain> A with apiIP and NXDOMAIN otherwise, as
+// CoreDNS and nodelocaldns answer for the kubernetes service.
+func startDNS(t *testing.T, domain, apiIP string) string {
+	t.Helper()
+	name := dns.Fqdn("kubernetes.default.svc." + domain)
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		m.Authoritative = true
+		if len(r.Question) == 1 && r.Question[0].Name == name && r.Question[0].Qtype == dns.TypeA {
+			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 5}, A: net.ParseIP(apiIP)})
+		} else {
+			m.Rcode = dns.RcodeNameError
+		}
+		_ = w.WriteMsg(m)
+	})
+	var pc net.PacketConn
+	var l net.Listener
+	for i := 0; ; i++ {
+		var err error
+		pc, err = net.ListenPacket("udp", "127.0.0.1:0")
+		must(t, err)
+		l, err = net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			break
+		}
+		pc.Close()
+		if i > 20 {
+			t.Fatalf("no free udp+tcp port pair: %v", err)
+		}
+	}
+	for _, srv := range []*dns.Server{{PacketConn: pc, Handler: h}, {Listener: l, Handler: h}} {
+		started := make(chan struct{})
+		srv.NotifyStartedFunc = func() { close(started) }
+		go func() { _ = srv.ActivateAndServe() }()
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("dns server did not start")
+		}
+		t.Cleanup(func() { _ = srv.Shutdown() })
+	}
+	return pc.LocalAddr().String()
+}
+
+// layerStatus reads facts.layers.<layer>.status.
+func layerStatus(facts map[string]any, layer string) string {
+	ls, _ := facts["layers"].(map[string]any)
+	l, _ := ls[layer].(map[string]any)
+	s, _ := l["status"].(string)
+	return s
+}

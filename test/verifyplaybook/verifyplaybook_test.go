@@ -1,0 +1,304 @@
+package verifyplaybook
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layercheck/layercheck/internal/testharness"
+)
+
+// The tree is made at treeNow and judged an hour later; nothing depends on
+// today's date.
+var treeNow = time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
+
+const inventory = `[kube_control_plane]
+node1 ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"
+
+[kube_node]
+node1
+
+[etcd:children]
+kube_control_plane
+`
+
+// liveNode is a generated one-node tree with its etcd and DNS on loopback.
+type liveNode struct {
+	tree  *testharness.Tree
+	extra map[string]any
+}
+
+// newLiveNode builds node1 (control plane, etcd, node) and starts its
+// etcd (unless etcdUp is false: then the etcd addresses lead to a closed
+// loopback port) and the cluster DNS. The etcd server gets its own copy of
+// the member certificate, so a variant may break the tree's files.
+func newLiveNode(t *testing.T, etcdUp bool) *liveNode {
+	t.Helper()
+	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: treeNow, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
+	must(t, err)
+	ca, cert, key := tr.EtcdFiles()
+	srv := t.TempDir()
+	for _, f := range []string{ca, cert, key} {
+		data, err := os.ReadFile(tr.Path(f))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(srv, filepath.Base(f)), data, 0o600))
+	}
+	cp, pp := freePort(t), freePort(t)
+	if etcdUp {
+		startEtcd(t, filepath.Join(srv, "ca.pem"), []etcdMember{{
+			Name: "etcd1", ClientPort: cp, PeerPort: pp, AdvertisePeer: "https://10.10.0.11:2380",
+			CertFile: filepath.Join(srv, filepath.Base(cert)), KeyFile: filepath.Join(srv, filepath.Base(key)),
+		}})
+	}
+	dnsAddr := startDNS(t, "cluster.local", "10.233.0.1")
+	addr := map[string]string{
+		"127.0.0.1:2379":   fmt.Sprintf("127.0.0.1:%d", cp),
+		"10.10.0.11:2379":  fmt.Sprintf("127.0.0.1:%d", cp),
+		"10.10.0.11:2380":  fmt.Sprintf("127.0.0.1:%d", pp),
+		"169.254.25.10:53": dnsAddr,
+		"10.233.0.3:53":    dnsAddr,
+	}
+	return &liveNode{tree: tr, extra: map[string]any{
+		"layercheck_verify_root":        tr.Root,
+		"layercheck_verify_become":      false,
+		"layercheck_verify_now":         treeNow.Add(time.Hour).Format(time.RFC3339),
+		"layercheck_verify_addr_map":    addr,
+		"layercheck_verify_net_timeout": 3,
+	}}
+}
+
+// failedChecks lists "layer/check" of the fail and error results in facts.
+func failedChecks(facts map[string]any) []string {
+	var out []string
+	ls, _ := facts["layers"].(map[string]any)
+	for name, l := range ls {
+		rs, _ := l.(map[string]any)["results"].([]any)
+		for _, r := range rs {
+			m := r.(map[string]any)
+			if m["status"] == "fail" || m["status"] == "error" {
+				out = append(out, fmt.Sprintf("%s/%v: %v", name, m["check"], m["msg"]))
+			}
+		}
+	}
+	return out
+}
+
+func resultStatus(facts map[string]any, layer, check string) []string {
+	var out []string
+	ls, _ := facts["layers"].(map[string]any)
+	l, _ := ls[layer].(map[string]any)
+	rs, _ := l["results"].([]any)
+	for _, r := range rs {
+		m := r.(map[string]any)
+		if m["check"] == check {
+			out = append(out, fmt.Sprint(m["status"]))
+		}
+	}
+	return out
+}
+
+var summaryRow = regexp.MustCompile(`"node1\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)"`)
+
+func TestVerifyPlaybookHealthyAndCheckMode(t *testing.T) {
+	t.Parallel()
+	n := newLiveNode(t, true)
+	run := runVerify(t, "", inventory, n.extra, "-v")
+	if run.Err != nil {
+		t.Fatalf("healthy node: ansible-playbook failed: %v\n%s", run.Err, run.Out)
+	}
+	facts := run.Facts["node1"]
+	if facts == nil {
+		t.Fatalf("no layercheck_node facts cached for node1\n%s", run.Out)
+	}
+	if bad := failedChecks(facts); len(bad) > 0 {
+		t.Fatalf("healthy node has failed checks: %v", bad)
+	}
+	// The live servers were really used.
+	for _, c := range [][2]string{{"etcd", "members"}, {"etcd", "leader"}, {"dns", "query_nodelocaldns"}, {"dns", "query_coredns"}, {"certificates", "family/kubeadm"}, {"install", "drift:kube_pods_subnet"}, {"kubelet", "resolv_conf"}, {"cni", "interface:vxlan.calico"}} {
+		if st := resultStatus(facts, c[0], c[1]); len(st) == 0 || st[0] != "ok" {
+			t.Errorf("%s %s: %v", c[0], c[1], st)
+		}
+	}
+	m := summaryRow.FindStringSubmatch(run.Out)
+	if m == nil || !strings.Contains(run.Out, "HOST") || !strings.Contains(run.Out, "certificates") {
+		t.Fatalf("no summary table row for node1 in the output:\n%s", run.Out)
+	}
+	if m[1] != "ok" || m[2] != "ok" || m[3] != "ok" {
+		t.Errorf("summary row %q", m[0])
+	}
+	if !strings.Contains(run.Out, "ok=") || strings.Contains(run.Out, "failed=1") {
+		t.Errorf("recap: %s", run.Out[strings.LastIndex(run.Out, "PLAY RECAP"):])
+	}
+	assertNoSecrets(t, n.tree, run.Out)
+	fb, _ := json.Marshal(facts)
+	assertNoSecrets(t, n.tree, string(fb))
+
+	// Check mode through the collection's playbook name gives the same facts.
+	check := runVerify(t, "layercheck.kubespray.verify", inventory, n.extra, "--check")
+	if check.Err != nil {
+		t.Fatalf("--check: ansible-playbook failed: %v\n%s", check.Err, check.Out)
+	}
+	cf := check.Facts["node1"]
+	if cf == nil {
+		t.Fatalf("no facts in check mode\n%s", check.Out)
+	}
+	a, b := normalize(facts), normalize(cf)
+	if !reflect.DeepEqual(a, b) {
+		ja, _ := json.MarshalIndent(a, "", " ")
+		jb, _ := json.MarshalIndent(b, "", " ")
+		t.Errorf("check mode facts differ:\n--- normal\n%s\n--- check\n%s", ja, jb)
+	}
+}
+
+// normalize drops what differs between two runs of a healthy node by
+// nature: durations and latencies (also inside messages), and etcd's live
+// counters.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			switch k {
+			case "duration_ms", "latency_ms", "raft_index", "raft_applied_index", "revision", "db_size", "db_size_in_use", "raft_term":
+				continue
+			}
+			out[k] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	case string:
+		return msLatency.ReplaceAllString(x, " in N ms")
+	}
+	return v
+}
+
+// msLatency is a measured round trip inside a message ("in 6.8 ms").
+var msLatency = regexp.MustCompile(` in [0-9.]+ ms`)
+
+// Each broken variant fails the play, naming the layer, the host and the fix.
+func TestVerifyPlaybookBrokenVariants(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		etcdUp    bool
+		inventory string
+		breakIt   func(t *testing.T, tr *testharness.Tree)
+		layer     string
+		want      []string
+	}{
+		{name: "expired apiserver certificate", etcdUp: true, layer: "certificates",
+			breakIt: func(t *testing.T, tr *testharness.Tree) {
+				must(t, tr.ReissueLeaf("/etc/kubernetes/ssl/apiserver.crt", treeNow.Add(-400*24*time.Hour), treeNow.Add(-24*time.Hour), nil))
+			},
+			want: []string{"/etc/kubernetes/ssl/apiserver.crt on node1: expired on", "kubeadm certs renew apiserver"}},
+		{name: "etcd member certificate missing", etcdUp: true, layer: "certificates",
+			breakIt: func(t *testing.T, tr *testharness.Tree) { must(t, tr.Remove("/etc/ssl/etcd/ssl/member-node1.pem")) },
+			want:    []string{"/etc/ssl/etcd/ssl/member-node1.pem is missing on node1", "make-ssl-etcd.sh"}},
+		{name: "loopback nameserver in the pods' resolv.conf", etcdUp: true, layer: "kubelet",
+			breakIt: func(t *testing.T, tr *testharness.Tree) { must(t, tr.SetResolvConf("127.0.0.53")) },
+			want:    []string{"loopback nameserver 127.0.0.53", "kube_resolv_conf"}},
+		{name: "podSubnet drift", etcdUp: true, layer: "install",
+			inventory: inventory + "\n[all:vars]\nkube_pods_subnet=10.244.0.0/16\n",
+			want:      []string{`kube_pods_subnet is \"10.244.0.0/16\" in the inventory but \"10.233.64.0/18\" on node1`, "podSubnet", "FIX: either set kube_pods_subnet"}},
+		{name: "etcd down", etcdUp: false, layer: "etcd",
+			want: []string{"etcd endpoint https://127.0.0.1:2379", "connection refused", "systemctl status etcd"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n := newLiveNode(t, tc.etcdUp)
+			if tc.breakIt != nil {
+				tc.breakIt(t, n.tree)
+			}
+			inv := tc.inventory
+			if inv == "" {
+				inv = inventory
+			}
+			run := runVerify(t, "", inv, n.extra)
+			if run.Err == nil {
+				t.Fatalf("ansible-playbook passed on a broken node:\n%s", run.Out)
+			}
+			head := "layercheck: host node1, layer " + tc.layer + ": FAIL."
+			if !strings.Contains(run.Out, head) {
+				t.Errorf("output lacks %q:\n%s", head, run.Out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(run.Out, w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			if !strings.Contains(run.Out, "FIX: ") {
+				t.Errorf("no remedy in the output")
+			}
+			m := summaryRow.FindStringSubmatch(run.Out)
+			if m == nil || m[8] != "FAIL" {
+				t.Errorf("summary row: %v", m)
+			}
+			if !strings.Contains(run.Out, "layercheck: node1 failed layer(s)") || !strings.Contains(run.Out, "failed=1") {
+				t.Errorf("host not failed at the end:\n%s", run.Out)
+			}
+			if facts := run.Facts["node1"]; facts == nil || layerStatus(facts, tc.layer) != "fail" {
+				t.Errorf("facts: layer %s status %q", tc.layer, layerStatus(run.Facts["node1"], tc.layer))
+			}
+			assertNoSecrets(t, n.tree, run.Out)
+		})
+	}
+}
+
+// assertNoSecrets fails when out holds any private key of the tree (PEM
+// header, or a run of its base64 bytes), or a kubeconfig's client-key-data.
+func assertNoSecrets(t *testing.T, tr *testharness.Tree, out string) {
+	t.Helper()
+	if strings.Contains(out, "PRIVATE KEY") {
+		t.Error("output contains PRIVATE KEY")
+	}
+	keys := 0
+	err := filepath.Walk(tr.Root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		rest := data
+		for {
+			var b *pem.Block
+			b, rest = pem.Decode(rest)
+			if b == nil {
+				break
+			}
+			if strings.Contains(b.Type, "PRIVATE KEY") {
+				keys++
+				enc := base64.StdEncoding.EncodeToString(b.Bytes)
+				if strings.Contains(out, enc[16:56]) {
+					t.Errorf("output contains key bytes of %s", p)
+				}
+			}
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if i := strings.Index(line, "client-key-data: "); i >= 0 {
+				keys++
+				v := strings.TrimSpace(line[i+len("client-key-data: "):])
+				if strings.Contains(out, v[8:48]) {
+					t.Errorf("output contains client-key-data of %s", p)
+				}
+			}
+		}
+		return nil
+	})
+	must(t, err)
+	if keys < 10 {
+		t.Fatalf("secret scan saw only %d keys in the tree; the scan itself is broken", keys)
+	}
+}
