@@ -1,0 +1,130 @@
+//go:build shared
+
+package verifyplaybook
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/internal/testutil"
+)
+
+// The kubespray v2.31.0 node1 fixture's inventory (its README): three
+// control-plane hosts, etcd = kube_control_plane, node2 and node3 workers.
+// Only node1 is checked (--limit node1); groups['etcd'] still holds all three.
+const fixtureInventory = `[kube_control_plane]
+node1 ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}" ip=10.10.0.11 etcd_member_name=etcd1
+node2 ansible_host=10.10.0.12 ip=10.10.0.12 etcd_member_name=etcd2
+node3 ansible_host=10.10.0.13 ip=10.10.0.13 etcd_member_name=etcd3
+
+[etcd:children]
+kube_control_plane
+
+[kube_node]
+node2
+node3
+
+[all:vars]
+kube_version=1.35.4
+`
+
+// fixtureNode copies the fixture tree to a temp root, adds what the fixture
+// leaves out (the /etc/kubernetes/pki link kubespray's preinstall makes and
+// the calico interface under /sys/class/net), starts a 3-member etcd with
+// the fixture's member certificates and the cluster DNS, and returns the
+// extra vars for the role.
+func fixtureNode(t *testing.T, now time.Time, etcdUp bool) (root string, extra map[string]any) {
+	t.Helper()
+	root = t.TempDir()
+	must(t, testharness.CopyTree(testutil.Shared(t, "fixtures", "node", "root"), root))
+	must(t, os.Symlink("/etc/kubernetes/ssl", filepath.Join(root, "etc/kubernetes/pki")))
+	for _, ifc := range []string{"eth0", "vxlan.calico"} {
+		must(t, os.MkdirAll(filepath.Join(root, "sys/class/net", ifc), 0o755))
+	}
+	ssl := filepath.Join(t.TempDir(), "ssl")
+	must(t, testharness.CopyTree(filepath.Join(root, "etc/ssl/etcd/ssl"), ssl))
+	addr := map[string]string{}
+	var members []etcdMember
+	for i := 1; i <= 3; i++ {
+		cp, pp := freePort(t), freePort(t)
+		members = append(members, etcdMember{
+			Name: fmt.Sprintf("etcd%d", i), ClientPort: cp, PeerPort: pp,
+			AdvertisePeer: fmt.Sprintf("https://127.0.0.1:%d", pp),
+			CertFile:      filepath.Join(ssl, fmt.Sprintf("member-node%d.pem", i)),
+			KeyFile:       filepath.Join(ssl, fmt.Sprintf("member-node%d-key.pem", i)),
+		})
+		addr[fmt.Sprintf("10.10.0.1%d:2380", i)] = fmt.Sprintf("127.0.0.1:%d", pp)
+		addr[fmt.Sprintf("10.10.0.1%d:2379", i)] = fmt.Sprintf("127.0.0.1:%d", cp)
+	}
+	addr["127.0.0.1:2379"] = addr["10.10.0.11:2379"]
+	if etcdUp {
+		startEtcd(t, filepath.Join(ssl, "ca.pem"), members)
+	}
+	d := startDNS(t, "cluster.local", "10.233.0.1")
+	addr["169.254.25.10:53"], addr["10.233.0.3:53"] = d, d
+	return root, map[string]any{
+		"layercheck_verify_root":        root,
+		"layercheck_verify_become":      false,
+		"layercheck_verify_now":         now.Format(time.RFC3339),
+		"layercheck_verify_addr_map":    addr,
+		"layercheck_verify_net_timeout": 3,
+	}
+}
+
+func TestVerifyPlaybookFixtureNode(t *testing.T) {
+	t.Parallel()
+	_, extra := fixtureNode(t, time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC), true)
+	// A fresh 3-member cluster may still be electing its leader: retry once.
+	var run playbookRun
+	for i := 0; i < 2; i++ {
+		run = runVerify(t, "", fixtureInventory, extra, "--limit", "node1")
+		if run.Err == nil {
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if run.Err != nil {
+		t.Fatalf("fixture node1: ansible-playbook failed: %v\n%s", run.Err, run.Out)
+	}
+	facts := run.Facts["node1"]
+	if facts == nil {
+		t.Fatalf("no facts for node1\n%s", run.Out)
+	}
+	if bad := failedChecks(facts); len(bad) > 0 {
+		t.Fatalf("fixture node1 has failed checks: %v", bad)
+	}
+	for _, c := range [][2]string{{"etcd", "members"}, {"dns", "query_nodelocaldns"}, {"install", "drift:kube_version"}, {"install", "drift:kube_pods_subnet"}, {"certificates", "family/etcd-script"}} {
+		if st := resultStatus(facts, c[0], c[1]); len(st) == 0 || st[0] != "ok" {
+			t.Errorf("%s %s: %v", c[0], c[1], st)
+		}
+	}
+	if strings.Contains(run.Out, "node2") && !strings.Contains(run.Out, "node1") {
+		t.Errorf("limit ignored")
+	}
+}
+
+// A year and a day after the fixture was made, kubeadm's one-year
+// certificates have expired while make-ssl-etcd.sh's still have 99 years.
+func TestVerifyPlaybookFixtureNodeAYearLater(t *testing.T) {
+	t.Parallel()
+	_, extra := fixtureNode(t, time.Date(2027, 12, 1, 15, 0, 0, 0, time.UTC), true)
+	run := runVerify(t, "", fixtureInventory, extra, "--limit", "node1")
+	if run.Err == nil {
+		t.Fatalf("expired kubeadm certificates passed:\n%s", run.Out)
+	}
+	for _, w := range []string{"layercheck: host node1, layer certificates: FAIL.", "/etc/kubernetes/ssl/apiserver.crt on node1: expired on 2027-11-30T14:22:03Z", "kubeadm certs renew apiserver", "/etc/kubernetes/admin.conf#users[kubernetes-admin]"} {
+		if !strings.Contains(run.Out, w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+	facts := run.Facts["node1"]
+	fam := facts["layers"].(map[string]any)["certificates"].(map[string]any)["facts"].(map[string]any)["families"].(map[string]any)
+	if fam["etcd-script"].(map[string]any)["status"] != "ok" || fam["kubeadm"].(map[string]any)["status"] != "fail" {
+		t.Errorf("families: %v", fam)
+	}
+}
