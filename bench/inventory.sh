@@ -16,7 +16,8 @@ go build -o "$work/geninv" ./bench/geninv
 go build -o "$work/measure" ./bench/measure
 "$work/geninv" -hosts "$HOSTS" -out "$work/inv"
 inv="$work/inv/inventory.ini"
-export ANSIBLE_CONFIG=/dev/null ANSIBLE_INVENTORY_UNPARSED_WARNING=0 ANSIBLE_LOCALHOST_WARNING=0
+: > "$work/ansible.cfg"
+export ANSIBLE_CONFIG="$work/ansible.cfg" ANSIBLE_INVENTORY_UNPARSED_WARNING=0 ANSIBLE_LOCALHOST_WARNING=0
 {
   "$work/measure" -name "layercheck inventory --list" -runs "$RUNS" -- bin/layercheck inventory -i "$inv" --list
   "$work/measure" -name "layercheck lint" -runs "$RUNS" -- bin/layercheck lint -i "$inv" --format json

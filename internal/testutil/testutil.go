@@ -5,6 +5,7 @@ package testutil
 
 import (
 	"os"
+	"sync"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -31,11 +32,13 @@ func Ansible(t testing.TB, name string) string {
 }
 
 // AnsibleEnv is the environment for running ansible commands in tests: the
-// venv first on PATH, no user configuration, no cowsay, no colour.
+// venv first on PATH, an empty ansible.cfg (no user configuration; ansible-core
+// 2.19 refuses ANSIBLE_CONFIG=/dev/null for its extension), no cowsay, no
+// colour. Later entries in extra override earlier ones.
 func AnsibleEnv(extra ...string) []string {
 	env := append(os.Environ(),
 		"PATH="+filepath.Join(RepoRoot(), ".venv", "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"ANSIBLE_CONFIG=/dev/null",
+		"ANSIBLE_CONFIG="+emptyAnsibleCfg(),
 		"ANSIBLE_NOCOWS=1",
 		"ANSIBLE_NOCOLOR=1",
 		"ANSIBLE_FORCE_COLOR=0",
@@ -75,4 +78,25 @@ func Build(t testing.TB, pkg, out string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
 	return out
+}
+
+var (
+	emptyCfgOnce sync.Once
+	emptyCfgPath string
+)
+
+// emptyAnsibleCfg returns the path of an empty ansible.cfg shared by the
+// test process (left in the system temp directory; it holds nothing).
+func emptyAnsibleCfg() string {
+	emptyCfgOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "layercheck-ansiblecfg-")
+		if err != nil {
+			return
+		}
+		p := filepath.Join(dir, "ansible.cfg")
+		if os.WriteFile(p, nil, 0o644) == nil {
+			emptyCfgPath = p
+		}
+	})
+	return emptyCfgPath
 }
