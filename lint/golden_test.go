@@ -72,6 +72,7 @@ var seeded = []struct{ rule, variable, where string }{
 	{"string-as-bool", "helm_update", "-e"},
 	{"etcd-even", "", "inventory.ini:9"},
 	{"calico-rr", "", "inventory.ini:17"},
+	{"group-vars-unused", "", "group_vars/k8s-cluster.yml"},
 }
 
 // notReported are values in the broken sample that are fine.

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/layercheck/layercheck/parser"
@@ -29,7 +30,7 @@ func (c *checkCtx) groupWhere(name string) string {
 			return c.where(g.Pos)
 		}
 		if len(inv.Sources) > 0 {
-			return c.relPath(inv.Sources[0])
+			return inv.Sources[0] // no such group: the inventory as given
 		}
 	}
 	return ""
@@ -209,4 +210,68 @@ func abridge(names []string, n int) []string {
 	}
 	out := append([]string{}, names[:n]...)
 	return append(out, fmt.Sprintf("… %d more", len(names)-n))
+}
+
+// legacyGroups are group names older kubespray inventories use, with the
+// name kubespray reads now.
+var legacyGroups = map[string]string{
+	"k8s-cluster": "k8s_cluster", "kube-master": "kube_control_plane", "kube_master": "kube_control_plane",
+	"kube-node": "kube_node", "calico-rr": "calico_rr", "no-floating": "no_floating",
+}
+
+func init() {
+	registerRule("group-vars-unused", SeverityWarning,
+		"group_vars for a group that has no hosts (e.g. group_vars/k8s-cluster, the old name): its settings apply to nothing",
+		checkGroupVarsUnused)
+}
+
+func checkGroupVarsUnused(c *checkCtx) []Finding {
+	inv := c.in.Inventory
+	if inv == nil || len(c.hosts) == 0 {
+		return nil
+	}
+	// A file may be read for several names (group_vars/x.yml serves the
+	// groups "x" and "x.yml"): it is unused when no such group has hosts.
+	byPath := map[string][]string{}
+	files := map[string]*parser.VarsFile{}
+	var paths []string
+	for name, vfs := range inv.GroupVarsFiles {
+		for _, vf := range vfs {
+			if _, ok := byPath[vf.Path]; !ok {
+				paths = append(paths, vf.Path)
+			}
+			byPath[vf.Path] = append(byPath[vf.Path], name)
+			files[vf.Path] = vf
+		}
+	}
+	sort.Strings(paths)
+	var out []Finding
+	for _, path := range paths {
+		names := byPath[path]
+		sort.Slice(names, func(i, j int) bool {
+			return len(names[i]) < len(names[j]) || (len(names[i]) == len(names[j]) && names[i] < names[j])
+		})
+		used := false
+		for _, n := range names {
+			if hosts, _ := c.groupHosts(n); len(hosts) > 0 || n == "all" {
+				used = true
+			}
+		}
+		vf := files[path]
+		if used || (vf.Vars.Len() == 0 && !vf.Vault) {
+			continue
+		}
+		name := names[0]
+		f := Finding{Rule: "group-vars-unused", Severity: SeverityWarning, Where: c.relPath(vf.Path),
+			Message: fmt.Sprintf("group_vars for group %q apply to no host: no host is in %s", name, name)}
+		if now, ok := legacyGroups[name]; ok {
+			f.Why = fmt.Sprintf("kubespray reads the group %s now; its dynamic_groups role does not make hosts members of %q, so nothing set here reaches a host.", now, name)
+			f.Fix = fmt.Sprintf("rename group_vars/%s to group_vars/%s", name, now)
+		} else {
+			f.Why = fmt.Sprintf("Ansible applies group_vars/%s only to members of the group; with none, nothing set here has any effect.", name)
+			f.Fix = fmt.Sprintf("add the hosts to [%s], or move the settings to a group that has them", name)
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -327,6 +327,24 @@ my_company_setting: 3
 	}
 	none(t, r, "unknown-variable", "ansible_python_interpreter")
 	none(t, r, "unknown-variable", "my_company_setting")
+
+	// Not misspellings: a helper the inventory's templates use, one two
+	// edits away whose first word differs, an old group's group_vars.
+	dir = writeTree(t, map[string]string{
+		"hosts.ini": threeNodes,
+		"group_vars/all/all.yml": `gcr_image_repo: "{{ acr_image_repo }}/gcr"
+acr_image_repo: registry.example
+krew_enabled: false
+`,
+		"group_vars/k8s-cluster/k8s-cluster.yml": "kube_proxy_mode: ipvs\n",
+	})
+	r = lintTree(t, dir)
+	none(t, r, "unknown-variable", "acr_image_repo")
+	none(t, r, "unknown-variable", "krew_enabled")
+	f = one(t, r, "group-vars-unused", "")
+	if f.Where != "group_vars/k8s-cluster/k8s-cluster.yml" || f.Fix != "rename group_vars/k8s-cluster to group_vars/k8s_cluster" {
+		t.Errorf("group-vars-unused = %+v", f)
+	}
 }
 
 func TestTradeOffs(t *testing.T) {
@@ -449,7 +467,7 @@ func TestRulesRegistered(t *testing.T) {
 	}
 	for _, want := range []string{"string-as-bool", "not-a-bool", "choice", "kubespray-assert", "network-cidr", "network-overlap",
 		"nodelocaldns-ip", "control-plane-empty", "etcd-empty", "etcd-even", "calico-rr", "unknown-variable", "removed-variable",
-		"metrics-server-tls", "local-path-provisioner", "certificates-duration", "ansible-type-mismatch"} {
+		"metrics-server-tls", "local-path-provisioner", "certificates-duration", "ansible-type-mismatch", "group-vars-unused"} {
 		if !ids[want] {
 			t.Errorf("rule %s not registered", want)
 		}

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -35,7 +36,8 @@ func ignoredName(n string) bool {
 }
 
 // maxDistance is how far a name may be from a catalogue name to be taken
-// as a misspelling of it: one edit for short names, two for long ones.
+// as a misspelling of it: one edit, two for long names (which must then
+// share their first word, so krew_enabled is not taken for crun_enabled).
 func maxDistance(n string) int {
 	switch {
 	case len(n) < 6:
@@ -44,6 +46,13 @@ func maxDistance(n string) int {
 		return 1
 	}
 	return 2
+}
+
+func firstWord(n string) string {
+	if i := strings.IndexByte(n, '_'); i > 0 {
+		return n[:i]
+	}
+	return n
 }
 
 // nearest returns the catalogue names closest to n within maxDistance.
@@ -59,6 +68,9 @@ func (c *checkCtx) nearest(n string) []string {
 			continue
 		}
 		d := editDistance(n, name)
+		if d > 1 && firstWord(n) != firstWord(name) {
+			continue
+		}
 		switch {
 		case d < best:
 			best, out = d, []string{name}
@@ -75,12 +87,16 @@ func checkUnknownNames(c *checkCtx) []Finding {
 		return nil
 	}
 	var out []Finding
+	referenced := c.templateNames()
 	for _, name := range c.names() {
 		if c.cat.Lookup(name) != nil || ignoredName(name) {
 			continue
 		}
 		if _, removed := c.cat.Removed[name]; removed {
 			continue
+		}
+		if referenced[name] {
+			continue // a helper the inventory's own templates use
 		}
 		near := c.nearest(name)
 		if len(near) == 0 {
@@ -160,6 +176,48 @@ func checkRemoved(c *checkCtx) []Finding {
 			}
 			f.Fix = "delete " + name + " from " + strings.SplitN(f.Where, ":", 2)[0]
 			out = append(out, f)
+		}
+	}
+	return out
+}
+
+var identRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// templateNames are the identifiers the inventory's Jinja values mention:
+// variables an operator defines for their own templates are not typos.
+func (c *checkCtx) templateNames() map[string]bool {
+	out := map[string]bool{}
+	seen := map[*parser.Value]bool{}
+	var walk func(v *parser.Value)
+	walk = func(v *parser.Value) {
+		if v == nil || seen[v] {
+			return
+		}
+		seen[v] = true
+		switch v.Kind {
+		case parser.KindString:
+			if v.Templated() {
+				for _, id := range identRe.FindAllString(v.Str, -1) {
+					out[id] = true
+				}
+			}
+		case parser.KindList:
+			for _, x := range v.List {
+				walk(x)
+			}
+		case parser.KindMap:
+			if v.Map != nil {
+				for _, k := range v.Map.Keys {
+					walk(v.Map.Values[k])
+				}
+			}
+		}
+	}
+	for _, h := range c.hosts {
+		if m := c.vars[h]; m != nil {
+			for _, k := range m.Keys {
+				walk(m.Values[k])
+			}
 		}
 	}
 	return out

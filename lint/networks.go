@@ -145,9 +145,15 @@ func checkNodelocalDNS(c *checkCtx) []Finding {
 			if !ok || !p.Contains(addr) {
 				continue
 			}
-			f := c.finding("nodelocaldns-ip", SeverityError, u)
+			sev := SeverityError
+			why := "nodelocaldns binds this address on every node; inside kube_pods_subnet it is handed to a pod sooner or later, and DNS breaks for that pod and the node's pods."
+			if n.name == "kube_service_addresses" {
+				sev = SeverityWarning
+				why = "nodelocaldns binds this address on every node; inside kube_service_addresses a Service that gets it as ClusterIP (set statically, or allocated once the range fills) collides with DNS on every node."
+			}
+			f := c.finding("nodelocaldns-ip", sev, u)
 			f.Message = fmt.Sprintf("nodelocaldns_ip %s is inside %s %s", s, n.name, p)
-			f.Why = "nodelocaldns binds this address on every node's host network; inside " + n.name + " it collides with addresses Kubernetes hands out, so DNS breaks for the pod or service that gets it."
+			f.Why = why
 			f.Fix = fixText("nodelocaldns_ip", `"169.254.25.10"`, originOf(u)) + " (kubespray's default, link-local)"
 			out = append(out, f)
 		}
