@@ -5,10 +5,10 @@ package testutil
 
 import (
 	"os"
-	"sync"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 )
 
