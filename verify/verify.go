@@ -205,8 +205,13 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 			lr.Status = layerStatus(lr.Results)
 		}
 	}
+	allSkipped := len(rep.Layers) > 0
 	for _, lr := range rep.Layers {
-		rep.Status = Worse(rep.Status, lr.Status)
+		// A layer that does not apply says nothing about the node.
+		if lr.Status != StatusSkipped {
+			allSkipped = false
+			rep.Status = Worse(rep.Status, lr.Status)
+		}
 		for _, res := range lr.Results {
 			rep.Summary.Total++
 			switch res.Status {
@@ -222,6 +227,9 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 				rep.Summary.Errored++
 			}
 		}
+	}
+	if allSkipped {
+		rep.Status = StatusSkipped
 	}
 	return rep, nil
 }
