@@ -1,0 +1,85 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layercheck/layercheck/internal/testharness"
+)
+
+func runNodeCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Run(context.Background(), append([]string{"node"}, args...), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	code := ExitCode(err)
+	if err != nil && code != 1 && code != 2 {
+		t.Fatalf("node %v: %v", args, err)
+	}
+	if err != nil {
+		errOut.WriteString(err.Error())
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestNodeCommand(t *testing.T) {
+	made := time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
+	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: made})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--root", tr.Root, "--host", "node1", "--now", "2026-12-01T00:00:00Z",
+		"--group", "kube_control_plane", "--group", "etcd", "--group", "kube_node",
+		"--etcd-member", "node1", "--etcd-member", "node2", "--etcd-member", "node3",
+		"--skip", "etcd", "--skip", "dns", "--vars", `{"kube_version": "1.35.4", "kube_pods_subnet": "10.233.64.0/18"}`}
+
+	out, _, code := runNodeCLI(t, base...)
+	if code != 0 || !strings.Contains(out, "layercheck node: node1") || !strings.Contains(out, "certificates  ok") {
+		t.Fatalf("healthy: code %d\n%s", code, out)
+	}
+
+	out, _, code = runNodeCLI(t, append(base, "--format", "json")...)
+	var rep struct {
+		Status string                     `json:"status"`
+		Layers map[string]json.RawMessage `json:"layers"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Status != "ok" || len(rep.Layers) != 5 {
+		t.Fatalf("json: code %d status %q layers %d\n%s", code, rep.Status, len(rep.Layers), out)
+	}
+
+	// Judged 364 days later, the one-year kubeadm certificates are in their
+	// last week: text names the file, the host and the fix; exit 1.
+	later := append([]string{}, base...)
+	later[5] = made.Add(364 * 24 * time.Hour).Format(time.RFC3339)
+	out, _, code = runNodeCLI(t, later...)
+	if code != 1 || !strings.Contains(out, "[FAIL] certificates certificate:/etc/kubernetes/ssl/apiserver.crt") ||
+		!strings.Contains(out, "fix: on node1 run `kubeadm certs renew apiserver`") {
+		t.Fatalf("expiring: code %d\n%s", code, out)
+	}
+
+	// Drift given with --vars.
+	drift := append(append([]string{}, base[:len(base)-1]...), `{"kube_pods_subnet": "10.244.0.0/16"}`)
+	out, _, code = runNodeCLI(t, drift...)
+	if code != 1 || !strings.Contains(out, `kube_pods_subnet is "10.244.0.0/16" in the inventory but "10.233.64.0/18" on node1`) {
+		t.Fatalf("drift: code %d\n%s", code, out)
+	}
+}
+
+func TestNodeCommandUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--format", "yaml"},
+		{"--root", "relative"},
+		{"--vars", `{"kube_cert_dri": "/x"}`},
+		{"--addr-map", "127.0.0.1:53"},
+		{"--layer", "nope"},
+		{"extra-arg"},
+	} {
+		_, errOut, code := runNodeCLI(t, args...)
+		if code != 2 || errOut == "" {
+			t.Errorf("%v: code %d err %q", args, code, errOut)
+		}
+	}
+}
