@@ -264,6 +264,14 @@ func checkGroupVarsUnused(c *checkCtx) []Finding {
 		name := names[0]
 		f := Finding{Rule: "group-vars-unused", Severity: SeverityWarning, Where: c.relPath(vf.Path),
 			Message: fmt.Sprintf("group_vars for group %q apply to no host: no host is in %s", name, name)}
+		stem := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, ".yml"), ".yaml"), ".json")
+		if hosts, _ := c.groupHosts(stem); stem != name && len(hosts) > 0 {
+			f.Message = fmt.Sprintf("%s is never read for group %s", c.relPath(vf.Path), stem)
+			f.Why = fmt.Sprintf("Ansible reads only the first of group_vars/%s, %s.yml, %s.yaml, %s.json that exists, and group_vars/%s (a directory) comes first, so nothing set in this file has any effect.", stem, stem, stem, stem, stem)
+			f.Fix = fmt.Sprintf("move its settings into a file under group_vars/%s/", stem)
+			out = append(out, f)
+			continue
+		}
 		if now, ok := legacyGroups[name]; ok {
 			f.Why = fmt.Sprintf("kubespray reads the group %s now; its dynamic_groups role does not make hosts members of %q, so nothing set here reaches a host.", now, name)
 			f.Fix = fmt.Sprintf("rename group_vars/%s to group_vars/%s", name, now)

@@ -68,7 +68,7 @@ func (c *checkCtx) nearest(n string) []string {
 			continue
 		}
 		d := editDistance(n, name)
-		if d > 1 && firstWord(n) != firstWord(name) {
+		if d > limit || (d > 1 && firstWord(n) != firstWord(name)) {
 			continue
 		}
 		switch {

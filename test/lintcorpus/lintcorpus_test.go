@@ -1,0 +1,239 @@
+//go:build shared
+
+// Package lintcorpus runs the lint on real inventories: kubespray's own
+// sample inventories, which must lint clean, and the public kubespray
+// inventories of the shared corpus, whose reviewed findings are kept as
+// golden files (testdata/<inventory>.golden.json; -update rewrites them).
+package lintcorpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/parser"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
+
+// copyTree copies src into a new temp dir and returns the copy's path.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func dump(r *lint.Report) string {
+	b, _ := json.MarshalIndent(r, "", "  ")
+	return string(b)
+}
+
+// commentedNode matches kubespray's commented sample host lines node1-node3.
+var commentedNode = regexp.MustCompile(`(?m)^# (node[1-3] .*)$`)
+
+func TestKubespraySampleInventoriesLintClean(t *testing.T) {
+	for _, version := range []string{"v2.31.0", "master"} {
+		t.Run(version, func(t *testing.T) {
+			inv := copyTree(t, testutil.Shared(t, "kubespray", version, "inventory", "sample"))
+			ini := filepath.Join(inv, "inventory.ini")
+			b, err := os.ReadFile(ini)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enabled := commentedNode.ReplaceAll(b, []byte("$1"))
+			if n := len(commentedNode.FindAll(b, -1)); n != 3 {
+				t.Fatalf("%s: found %d commented node1-node3 lines, want 3", ini, n)
+			}
+			if err := os.WriteFile(ini, enabled, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := parser.Load(inv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(loaded.Hosts) != 3 {
+				t.Fatalf("sample loads %d hosts, want node1-node3", len(loaded.Hosts))
+			}
+			cat, err := kubespray.Bundled(version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := lint.Run(lint.Input{Inventory: loaded, Catalogue: cat})
+			if r.Errors != 0 {
+				t.Errorf("kubespray %s sample inventory: %d errors:\n%s", version, r.Errors, dump(r))
+			}
+			t.Logf("kubespray %s sample: %d errors, %d warnings", version, r.Errors, r.Warnings)
+			for _, f := range r.Findings {
+				t.Logf("  %s %s %s %s: %s", f.Severity, f.Rule, f.Variable, f.Where, f.Message)
+			}
+		})
+	}
+}
+
+// sources finds the inventory sources of a corpus entry: directories
+// holding group_vars/ or an inventory file.
+func sources(t *testing.T, root string) []string {
+	t.Helper()
+	set := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		switch {
+		case d.IsDir() && name == "group_vars":
+			set[filepath.Dir(p)] = true
+		case !d.IsDir() && (strings.HasSuffix(name, ".ini") || strings.HasPrefix(name, "hosts") ||
+			(strings.HasPrefix(name, "inventory") && (strings.HasSuffix(name, ".yml") || strings.HasSuffix(name, ".yaml")))):
+			set[filepath.Dir(p)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// stand-in hosts for inventories that keep their hosts elsewhere (only
+// group_vars in the repository): three nodes as kubespray's sample has them.
+const standIn = `[kube_control_plane]
+node1
+node2
+node3
+[etcd:children]
+kube_control_plane
+[kube_node]
+node1
+node2
+node3
+`
+
+// standInFor adds to the stand-in the old group names the inventory's
+// group_vars use, as the real (unpublished) hosts file of such an
+// inventory would have them.
+func standInFor(inv *parser.Inventory) string {
+	s := standIn
+	legacy := map[string]string{
+		"kube-master": "kube_control_plane\n",
+		"kube-node":   "kube_node\n",
+		"k8s-cluster": "kube_control_plane\nkube_node\n",
+	}
+	for _, name := range []string{"kube-master", "kube-node", "k8s-cluster"} {
+		if len(inv.GroupVarsFiles[name]) > 0 {
+			s += "[" + name + ":children]\n" + legacy[name]
+		}
+	}
+	return s
+}
+
+// result is what a golden file holds for one inventory source.
+type result struct {
+	Source    string       `json:"source"`
+	StandIn   bool         `json:"stand_in_hosts,omitempty"`
+	LoadError string       `json:"load_error,omitempty"`
+	Report    *lint.Report `json:"report,omitempty"`
+}
+
+func TestRealInventories(t *testing.T) {
+	corpus := testutil.Shared(t, "fixtures", "inventories")
+	manifest, err := os.ReadFile(filepath.Join(corpus, "MANIFEST.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := kubespray.Bundled("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i, line := range strings.Split(strings.TrimSpace(string(manifest)), "\n") {
+		if i == 0 {
+			continue
+		}
+		names = append(names, strings.SplitN(line, "\t", 2)[0])
+	}
+	if len(names) < 40 {
+		t.Fatalf("MANIFEST.tsv lists %d inventories", len(names))
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			root := copyTree(t, filepath.Join(corpus, name))
+			var results []result
+			for _, src := range sources(t, root) {
+				rel, _ := filepath.Rel(root, src)
+				res := result{Source: filepath.ToSlash(rel)}
+				inv, err := parser.Load(src)
+				if err == nil && len(inv.Hosts) == 0 {
+					res.StandIn = true
+					if err := os.WriteFile(filepath.Join(src, "layercheck-stand-in-hosts.ini"), []byte(standInFor(inv)), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					inv, err = parser.Load(src)
+				}
+				if err != nil {
+					res.LoadError = strings.ReplaceAll(err.Error(), root, "<inventory>")
+				} else {
+					res.Report = lint.Run(lint.Input{Inventory: inv, Catalogue: cat})
+				}
+				results = append(results, res)
+			}
+			got, err := json.MarshalIndent(results, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(bytes.ReplaceAll(got, []byte(root), []byte("<inventory>")), '\n')
+			golden := filepath.Join("testdata", name+".golden.json")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update, then review the findings)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("lint of %s differs from %s:\n%s", name, golden, got)
+			}
+		})
+	}
+}
