@@ -106,6 +106,7 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	pruneAgreeing(inv, extra, resolved)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -350,4 +351,31 @@ func text(f lint.Finding, listed int) string {
 		b.WriteString(" Fix: " + f.Fix)
 	}
 	return b.String()
+}
+
+// pruneAgreeing drops from resolved every value that equals our own
+// resolution for the host (same type and value): it adds nothing, and our
+// value carries the file:line:col the finding must name. What is left are
+// the values where Ansible and our reading disagree (Ansible's type wins
+// there) and values we do not resolve at all.
+func pruneAgreeing(inv *parser.Inventory, extra *parser.Map, resolved map[string]*parser.Map) {
+	if len(resolved) == 0 {
+		return
+	}
+	kubespray.ApplyDynamicGroups(inv) // lint.Run applies it too; it is idempotent
+	for name, m := range resolved {
+		h := inv.Host(name)
+		if h == nil {
+			continue
+		}
+		ours := inv.HostVars(h, extra)
+		keep := parser.NewMap()
+		for _, k := range m.Keys {
+			if o := ours.Get(k); o != nil && sameValue(m.Values[k], o) {
+				continue
+			}
+			keep.Set(k, m.Values[k])
+		}
+		resolved[name] = keep
+	}
 }
