@@ -95,7 +95,10 @@ type DNSFacts struct {
 	ForwardTarget      string   `json:"forward_target"`
 }
 
-// DNSTierFacts is one query: tier "nodelocaldns" or "coredns".
+// DNSTierFacts is one query: tier "nodelocaldns" or "coredns"; Rcode as
+// miekg/dns names it (NOERROR, NXDOMAIN, SERVFAIL...), Answers the A
+// records, LatencyMS in milliseconds, Error/TimedOut when no answer came
+// within Env.NetTimeout.
 type DNSTierFacts struct {
 	Tier string `json:"tier"`
 	// Server is the address asked, Dialed the one contacted (Env.AddrMap).

@@ -297,7 +297,9 @@ type EtcdFacts struct {
 	Manifest *EtcdManifestFacts `json:"manifest,omitempty"`
 }
 
-// EtcdCertFacts describes one certificate file (and its key file).
+// EtcdCertFacts describes one certificate file (and its key file): times
+// in UTC, DaysLeft whole days from Env.Now (negative once expired),
+// KeyMatches whether the key file holds the certificate's private key.
 type EtcdCertFacts struct {
 	Path        string    `json:"path"`
 	KeyPath     string    `json:"key_path,omitempty"`
@@ -311,7 +313,11 @@ type EtcdCertFacts struct {
 	KeyMatches  *bool     `json:"key_matches,omitempty"`
 }
 
-// EtcdEndpointFacts is one endpoint's Maintenance.Status answer.
+// EtcdEndpointFacts is one endpoint's Maintenance.Status answer (what
+// `etcdctl endpoint status` prints): DBSize and DBSizeInUse in bytes, ids
+// in hex, LatencyMS in milliseconds from the TLS dial to the status answer;
+// Alarms are the server's errors (e.g. "NOSPACE"); Error says why the
+// endpoint could not be asked.
 type EtcdEndpointFacts struct {
 	Endpoint string `json:"endpoint"`
 	// Dialed is the address really contacted (after Env.AddrMap).
@@ -504,8 +510,9 @@ func etcdCheckEnv(env *Env, ee *EtcdEnv, facts *EtcdFacts, add func(Result)) {
 	}
 	if len(ee.InitialCluster)%2 == 0 && len(ee.InitialCluster) > 0 {
 		add(Result{Check: "member_count", Status: StatusWarn,
-			Msg:         fmt.Sprintf("the etcd cluster has an even number of members (%d): it tolerates no more failures than %d members would", len(ee.InitialCluster), len(ee.InitialCluster)-1),
-			Remediation: "use an odd number of hosts in the etcd group (kubespray docs/operations/ha-mode.md)"})
+			Msg: fmt.Sprintf("the etcd cluster has an even number of members (%d): it tolerates no more failures than %d members would; kubespray refuses this unless ignore_assert_errors (roles/validate_inventory/tasks/main.yml, \"Stop if even number of etcd hosts\")",
+				len(ee.InitialCluster), len(ee.InitialCluster)-1),
+			Remediation: "use an odd number of hosts in the etcd group (kubespray docs/operations/etcd.md, docs/operations/nodes.md)"})
 	}
 }
 
