@@ -1,0 +1,87 @@
+package collection
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layercheck/layercheck/internal/testutil"
+)
+
+// adhoc runs `ansible localhost -m layercheck.kubespray.inventory_lint`
+// with the checkout as the collection (playbooks/collections links it).
+func adhoc(t *testing.T, inv, args string, extra ...string) result {
+	t.Helper()
+	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(testutil.RepoRoot(), "playbooks", "collections"))
+	return run(t, t.TempDir(), e, "ansible", append([]string{"-i", inv, "localhost", "-c", "local",
+		"-m", "layercheck.kubespray.inventory_lint", "-a", args}, extra...)...)
+}
+
+// The module protocol with the real binary: Ansible writes the arguments
+// file, the binary decodes it strictly and answers with one JSON object.
+func TestModuleProtocol(t *testing.T) {
+	requireBinaries(t)
+	inv := inventory(t, true)
+	invJSON := `"inventory": ["` + inv + `"]`
+
+	// A wrong type passes the action plugin and is refused by the binary.
+	r := adhoc(t, inv, `{`+invJSON+`, "hosts_listed": "ten"}`)
+	if r.code == 0 || !strings.Contains(r.out, "option hosts_listed: expected int") {
+		t.Errorf("a str for hosts_listed: want the binary's type error (exit %d):\n%s", r.code, r.out)
+	}
+	// An unknown option is refused before the binary runs.
+	r = adhoc(t, inv, `{`+invJSON+`, "colour": "red"}`)
+	if r.code == 0 || !strings.Contains(r.out, "Unsupported parameters for (layercheck.kubespray.inventory_lint) module: colour") {
+		t.Errorf("unknown option: want a clear error naming it (exit %d):\n%s", r.code, r.out)
+	}
+	// A missing inventory names the path.
+	r = adhoc(t, inv, `{"inventory": ["`+filepath.Join(inv, "nope.ini")+`"]}`)
+	if r.code == 0 || !strings.Contains(r.out, "nope.ini") || !strings.Contains(r.out, "cannot read the inventory") {
+		t.Errorf("missing inventory: want an error naming the file (exit %d):\n%s", r.code, r.out)
+	}
+
+	// One host's facts, with the extra vars Ansible loaded; extra vars are
+	// no_log in the invocation, so a secret given with -e is never shown,
+	// even with -vvv.
+	r = adhoc(t, inv, `{`+invJSON+`, "host": "node2"}`, "-vvv", "-e", "db_password=Hunter2Secret", "-e", `{"download_run_once": "no"}`)
+	if r.code != 0 {
+		t.Fatalf("host node2 (exit %d):\n%s", r.code, r.out)
+	}
+	for _, want := range []string{`"layercheck_lint": {`, `"errors": 3`, `download_run_once = \"no\" at -e`,
+		`kube_proxy_strict_arp = \"yes\" at host_vars/node2.yml:2:24`, `"extra_vars": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"`} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("ad-hoc result lacks %q:\n%s", want, r.out)
+		}
+	}
+	if strings.Contains(r.out, "Hunter2Secret") {
+		t.Errorf("an extra var's value was printed:\n%s", r.out)
+	}
+}
+
+// Vault values are never decrypted nor shown, and no vault password is
+// needed to lint an inventory holding them.
+func TestVaultValuesStayHidden(t *testing.T) {
+	requireBinaries(t)
+	inv := inventory(t, false)
+	const cipher = "6231623965363538623939313864643934306461383539393139"
+	write(t, inv, map[string]string{"group_vars/all/vault.yml": "---\nkube_token_secret: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  " + cipher + "\n  3462\n"})
+	r := run(t, t.TempDir(), env(t), "ansible-playbook", "-vvv", "-i", inv, lintPlaybook())
+	if r.code != 0 {
+		t.Fatalf("an inventory with a vault value failed the lint (exit %d):\n%s", r.code, r.out)
+	}
+	if strings.Contains(r.out, cipher) {
+		t.Errorf("vault ciphertext printed:\n%s", r.out)
+	}
+}
+
+// No binary for the platform: a clear failure saying what to do.
+func TestNoBinaryForPlatform(t *testing.T) {
+	requireBinaries(t)
+	inv := inventory(t, false)
+	write(t, inv, map[string]string{"host_vars/localhost.yml": "---\nansible_connection: local\nansible_system: Linux\nansible_architecture: ppc64le\n"})
+	write(t, inv, map[string]string{"local.ini": "localhost\n"})
+	r := run(t, t.TempDir(), env(t), "ansible-playbook", "-i", filepath.Join(inv, "inventory.ini"), "-i", filepath.Join(inv, "local.ini"), lintPlaybook())
+	if r.code == 0 || !strings.Contains(r.out, "no layercheck binary for linux/ppc64le") || !strings.Contains(r.out, "make modules") {
+		t.Errorf("want a failure naming linux/ppc64le and how to build (exit %d):\n%s", r.code, r.out)
+	}
+}
