@@ -1064,11 +1064,21 @@ func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, time
 	start := time.Now()
 
 	pctx, cancel := context.WithTimeout(ctx, timeout)
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: cfg}
-	conn, err := d.DialContext(pctx, "tcp", dialed)
+	var conn net.Conn
+	if strings.HasPrefix(dialURL, "http://") {
+		// Plain-text client URL (not what kubespray renders): no TLS.
+		cfg = nil
+		conn, err = (&net.Dialer{Timeout: timeout}).DialContext(pctx, "tcp", dialed)
+	} else {
+		conn, err = (&tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: cfg}).DialContext(pctx, "tcp", dialed)
+	}
 	cancel()
 	if err != nil {
-		ef.Error = fmt.Sprintf("TLS connection failed within %s: %v", timeout, err)
+		what := "TLS connection"
+		if cfg == nil {
+			what = "connection"
+		}
+		ef.Error = fmt.Sprintf("%s failed within %s: %v", what, timeout, err)
 		return nil, errors.New(ef.Error)
 	}
 	_ = conn.Close()

@@ -420,6 +420,18 @@ func TestEtcdLayerLocalFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("plain-text client URL is dialed without TLS", func(t *testing.T) {
+		root, _ := etcdTestNode(t, cluster)
+		env := etcdTestEnv(root, []string{"node1"}, addr, 300*time.Millisecond)
+		b, _ := os.ReadFile(filepath.Join(root, "etc/etcd.env"))
+		etcdWriteEnv(t, root, strings.ReplaceAll(string(b), "ETCDCTL_ENDPOINTS=https://", "ETCDCTL_ENDPOINTS=http://"))
+		res, _, _ := etcdLayer{}.Check(context.Background(), env)
+		r := etcdResults(res)["endpoint_status"][0]
+		if r.Status != StatusFail || !strings.HasPrefix(r.Msg, "etcd endpoint http://127.0.0.1:2379 (dialed "+closed+"): connection failed within 300ms") {
+			t.Errorf("[%s] %s", r.Status, r.Msg)
+		}
+	})
+
 	t.Run("env file missing", func(t *testing.T) {
 		root := t.TempDir()
 		res, _, _ := etcdLayer{}.Check(context.Background(), etcdTestEnv(root, []string{"node1"}, addr, 300*time.Millisecond))
