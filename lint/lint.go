@@ -1,8 +1,34 @@
-// Package lint checks a kubespray inventory before cluster.yml: booleans
-// written as strings (which ansible-core >= 2.19 rejects in `when:`),
-// choices kubespray asserts, networks, groups, misspelt and removed
-// variables, and trade-offs worth a second look. Each rule is one file
-// registering itself in the rules table; Run applies them all.
+// Package lint checks a kubespray inventory before cluster.yml, the way
+// ansible-core 2.19 and kubespray will read it.
+//
+// Values are resolved per host with Ansible's precedence
+// (parser.Inventory.HostVars, after kubespray.ApplyDynamicGroups) and each
+// problem is reported once per defining location, with the hosts where that
+// value wins. Locations (Finding.Where) are file:line:col relative to the
+// inventory directory (the -i directory, or the directory of an -i file),
+// or "-e" for extra vars. Templated (Jinja) and vault values are never
+// judged; vault text never appears in a finding.
+//
+// Rules (one file each, registered in init; `layercheck lint --rules`):
+//
+//	string-as-bool         error    a kubespray boolean written as "true"/"no"/INI x=true/-e x=true, or 0/1
+//	not-a-bool             error    a kubespray boolean set to a word, number, list or null
+//	choice                 error    a value outside what kubespray asserts (kube_network_plugin, dns_mode, ...)
+//	kubespray-assert       error    a combination a kubespray assert rejects (etcd in docker without docker, ...)
+//	network-cidr           error    kube_service_addresses / kube_pods_subnet not a CIDR network, host bits set
+//	network-overlap        error    kube_pods_subnet overlapping kube_service_addresses
+//	nodelocaldns-ip        error    nodelocaldns_ip not an IP or inside the pod range (warning: service range)
+//	control-plane-empty    error    no kube_control_plane hosts
+//	etcd-empty             error    no etcd hosts while etcd_deployment_type is not kubeadm
+//	etcd-even              error    an even number of etcd members (warning with ignore_assert_errors)
+//	calico-rr              warning  calico_rr outside k8s_cluster as written (error: calico_rr without calico)
+//	group-vars-unused      warning  group_vars reaching no host (old group names, file shadowed by a directory)
+//	unknown-variable       warning  a name one or two edits from a kubespray variable (helm_enable)
+//	removed-variable       error    a variable kubespray removed (warning when kubespray only warns)
+//	metrics-server-tls     warning  metrics-server without kubelet TLS verification (error: verification that cannot work)
+//	local-path-provisioner warning  volumes on one node's disk
+//	certificates-duration  warning  changes only the etcd/calico script certificates, never kubeadm's
+//	ansible-type-mismatch  info     Ansible's resolved type differs from ours (module only)
 package lint
 
 import (

@@ -476,3 +476,24 @@ func TestRulesRegistered(t *testing.T) {
 		}
 	}
 }
+
+func TestRunOnEmptyInput(t *testing.T) {
+	r := Run(Input{})
+	if r == nil || r.Errors != 0 || r.Findings == nil {
+		t.Fatalf("Run(Input{}) = %+v", r)
+	}
+	// No catalogue: the rules that need none still run, nothing panics.
+	dir := writeTree(t, map[string]string{"hosts.ini": "[kube_control_plane]\n[kube_node]\nnode1 helm_enabled=true\n"})
+	inv, err := parser.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = Run(Input{Inventory: inv})
+	if len(find(r, "control-plane-empty", "")) != 1 || len(find(r, "string-as-bool", "")) != 0 {
+		t.Errorf("without a catalogue: %s", dump(r))
+	}
+	b, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(b), `"findings":[`) {
+		t.Errorf("JSON: %s %v", b, err)
+	}
+}
