@@ -129,7 +129,15 @@ func checkChoices(c *checkCtx) []Finding {
 	for _, a := range c.asserts(true) {
 		for _, u := range c.failing(a) {
 			if u.name != a.Var {
-				continue // the value is kubespray's default; a When variable is set
+				// a.Var keeps kubespray's default, which a setting of the
+				// inventory (a When variable) makes kubespray reject.
+				def, _ := c.value(u.hosts[0], a.Var)
+				f := c.finding("choice", SeverityError, u)
+				f.Message = fmt.Sprintf("with %s = %s, kubespray needs %s set to one of: %s (its default %s is not)", u.name, u.judge.Display(), a.Var, strings.Join(quoteAll(a.Choices), ", "), def.Display())
+				f.Why = fmt.Sprintf("kubespray asserts `%s` (%s, task %q) and stops with %q.", a.Expr, a.Source, a.Task, a.Msg)
+				f.Fix = "set " + a.Var + " to one of: " + strings.Join(quoteAll(a.Choices), ", ")
+				out = append(out, f)
+				continue
 			}
 			v := u.judge
 			s, isStr := strValue(v)

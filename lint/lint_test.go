@@ -223,6 +223,17 @@ calico_network_backend: bgp
 		}
 	}
 
+	// A setting that makes kubespray's default of another variable wrong.
+	dir = writeTree(t, map[string]string{
+		"hosts.ini":              threeNodes,
+		"group_vars/all/all.yml": "cloud_provider: external\n",
+	})
+	r = lintTree(t, dir)
+	f = one(t, r, "choice", "cloud_provider")
+	if !strings.Contains(f.Message, "external_cloud_provider") || f.Where != "group_vars/all/all.yml:1:17" {
+		t.Errorf("default made wrong = %+v", f)
+	}
+
 	// Calico's asserts apply only to calico clusters.
 	dir = writeTree(t, map[string]string{
 		"hosts.ini":                threeNodes,
