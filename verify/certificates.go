@@ -246,7 +246,7 @@ func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]
 	}
 	names, err := nodeList(env, real)
 	if err != nil {
-		*results = append(*results, Result{Check: "read:" + dir, Status: StatusError, Msg: fmt.Sprintf("cannot list %s: %v", dir, err)})
+		*results = append(*results, Result{Check: "read:" + dir, Status: StatusError, Msg: fmt.Sprintf("cannot list %s: %v", dir, nodeErr(err))})
 		return nil
 	}
 	type file struct {
@@ -265,7 +265,12 @@ func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]
 		p := path.Join(dir, n)
 		rp, err := nodeResolve(env, p)
 		if err != nil {
-			continue // dangling link
+			if certFileName(n) {
+				*results = append(*results, Result{Check: "read:" + p, Status: StatusFail,
+					Msg:         fmt.Sprintf("%s on %s cannot be opened: %v", p, hostName(env), nodeErr(err)),
+					Remediation: "a dangling or looping symlink: point it at the current certificate (for kubelet-client-current.pem restart kubelet so it writes a new one) or remove it"})
+			}
+			continue
 		}
 		if isDir(env, rp) {
 			if family == FamilyKubeadm && n == "etcd" { // stacked etcd: kube_cert_dir/etcd
@@ -278,7 +283,7 @@ func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]
 		}
 		data, err := nodeRead(env, p)
 		if err != nil {
-			*results = append(*results, Result{Check: "read:" + p, Status: StatusError, Msg: fmt.Sprintf("cannot read %s: %v", p, err)})
+			*results = append(*results, Result{Check: "read:" + p, Status: StatusError, Msg: fmt.Sprintf("cannot read %s: %v", p, nodeErr(err))})
 			continue
 		}
 		certs, hasKey, perr := parsePEMCerts(data)
@@ -443,7 +448,7 @@ var kubeadmKubeconfigs = map[string]bool{"admin.conf": true, "super-admin.conf":
 func scanKubeconfig(env *Env, file string, kubeCA []caRef, results *[]Result) []*candidate {
 	data, err := nodeRead(env, file)
 	if err != nil {
-		*results = append(*results, Result{Check: "read:" + file, Status: StatusError, Msg: fmt.Sprintf("cannot read %s: %v", file, err)})
+		*results = append(*results, Result{Check: "read:" + file, Status: StatusError, Msg: fmt.Sprintf("cannot read %s: %v", file, nodeErr(err))})
 		return nil
 	}
 	var kc kubeconfig

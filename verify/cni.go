@@ -56,7 +56,7 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 	f := &CNIFacts{Plugin: o.KubeNetworkPlugin, Interfaces: []CNIInterface{}, Ports: []CNIPort{}, NodeInterfaces: []string{}}
 	ents, err := os.ReadDir(env.Path("/sys/class/net"))
 	if err != nil {
-		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", err)
+		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", nodeErr(err))
 	}
 	have := map[string]bool{}
 	for _, e := range ents {

@@ -177,7 +177,7 @@ func (installLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 				Msg:         fmt.Sprintf("%s is missing on control-plane host %s", f.KubeadmConfigPath, host),
 				Remediation: rerun + " (roles/kubernetes/control-plane renders it before kubeadm init)"})
 		case err != nil:
-			results = append(results, Result{Check: "kubeadm_config", Status: StatusError, Msg: fmt.Sprintf("cannot read %s: %v", f.KubeadmConfigPath, err)})
+			results = append(results, Result{Check: "kubeadm_config", Status: StatusError, Msg: fmt.Sprintf("cannot read %s: %v", f.KubeadmConfigPath, nodeErr(err))})
 		default:
 			kc, err := ParseKubeadmConfig(f.KubeadmConfigPath, data)
 			if err != nil {
@@ -222,7 +222,7 @@ func (installLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 			results = append(results, Result{Check: "local_release_dir", Status: StatusSkipped,
 				Msg: fmt.Sprintf("local_release_dir %s does not exist on %s (it is only a download cache)", dir, host)})
 		default:
-			results = append(results, Result{Check: "local_release_dir", Status: StatusWarn, Msg: fmt.Sprintf("cannot list %s: %v", dir, err)})
+			results = append(results, Result{Check: "local_release_dir", Status: StatusWarn, Msg: fmt.Sprintf("cannot list %s: %v", dir, nodeErr(err))})
 		}
 	}
 	if len(results) == 0 {

@@ -96,7 +96,12 @@ func (kubeletLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 			Msg: fmt.Sprintf("%s is missing on %s", KubeletConfigPath, host), Remediation: rerun}}, f, nil
 	}
 	if err != nil {
-		return []Result{{Check: "config", Status: StatusFail, Msg: err.Error(), Remediation: rerun}}, f, nil
+		msg := fmt.Sprintf("%v (on %s)", err, host)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			msg = fmt.Sprintf("%s on %s cannot be read: %v", KubeletConfigPath, host, pe.Err)
+		}
+		return []Result{{Check: "config", Status: StatusFail, Msg: msg, Remediation: rerun}}, f, nil
 	}
 	f.Config = kc
 	var results []Result
@@ -135,7 +140,7 @@ func (kubeletLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 	switch {
 	case err != nil:
 		results = append(results, Result{Check: "resolv_conf", Status: StatusFail,
-			Msg:         fmt.Sprintf("kubelet's resolvConf %s cannot be read on %s: %v", rc, host, errors.Unwrap(err)),
+			Msg:         fmt.Sprintf("kubelet's resolvConf %s cannot be read on %s: %v", rc, host, nodeErr(err)),
 			Remediation: "set kube_resolv_conf to a resolv.conf that exists (on systemd-resolved hosts /run/systemd/resolve/resolv.conf) and re-run cluster.yml"})
 	default:
 		f.ResolvConfNameservers = ParseResolvConf(data)

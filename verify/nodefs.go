@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"sort"
@@ -100,4 +102,14 @@ func statNode(env *Env, p string) (os.FileInfo, error) {
 		return nil, err
 	}
 	return os.Stat(env.Path(r))
+}
+
+// nodeErr is err without the Root-prefixed path a *fs.PathError carries,
+// so messages name node paths only.
+func nodeErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
