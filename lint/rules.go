@@ -321,6 +321,9 @@ func jsonLiteral(lit string) string {
 // originOf is the syntax a use was written in (YAML when unknown).
 func originOf(u use) parser.Origin {
 	if u.ours != nil {
+		if u.ours.Pos.File == parser.ExtraVarsFile {
+			return parser.OriginExtraKV // inline -e, key=value or JSON: fixed with -e JSON
+		}
 		return u.ours.Origin
 	}
 	return parser.OriginYAML

@@ -53,6 +53,11 @@ func TestLintExtraVarsStringIsAnError(t *testing.T) {
 	if f.Rule != "string-as-bool" || f.Variable != "helm_enabled" || f.Where != "-e" || f.Fix != `-e '{"helm_enabled": true}'` || len(f.Hosts) != 3 {
 		t.Errorf("finding: %+v", f)
 	}
+	// A string in JSON extra vars: the fix is still given as -e JSON.
+	out, _, _ = runCLI(t, "lint", "-i", sample("kubespray-3node"), "-e", `{"helm_enabled": "yes"}`, "--format", "json")
+	if !strings.Contains(out, `"fix": "-e '{\"helm_enabled\": true}'"`) {
+		t.Errorf("JSON -e string fix:\n%s", out)
+	}
 	// JSON extra vars give a real bool: clean again.
 	if out, _, code := runCLI(t, "lint", "-i", sample("kubespray-3node"), "-e", `{"helm_enabled": true}`); code != 0 {
 		t.Errorf("JSON -e: exit %d\n%s", code, out)
