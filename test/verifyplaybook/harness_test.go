@@ -119,12 +119,13 @@ func runVerify(t *testing.T, target, inventory string, extra map[string]any, arg
 	if target == "" {
 		target = filepath.Join(coll, "ansible_collections", "layercheck", "kubespray", "playbooks", "verify.yml")
 	}
-	cmdArgs := append([]string{"-i", inv, target, "-e", "@" + evf}, args...)
+	targets := strings.Fields(target) // several playbooks in one command
+	cmdArgs := append(append(append([]string{"-i", inv}, targets...), "-e", "@"+evf), args...)
 	cmd := exec.Command(testutil.Ansible(t, "ansible-playbook"), cmdArgs...)
 	cmd.Dir = work
 	cmd.Env = testutil.AnsibleEnv(
 		"ANSIBLE_CONFIG="+cfg,
-		"ANSIBLE_COLLECTIONS_PATH="+coll,
+		"ANSIBLE_COLLECTIONS_PATH="+collectionsPath(coll, target),
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(work, "tmp"),
 		"ANSIBLE_REMOTE_TMP="+filepath.Join(work, "rtmp"),
 		"ANSIBLE_CACHE_PLUGIN=jsonfile",
@@ -303,4 +304,30 @@ func layerStatus(facts map[string]any, layer string) string {
 	l, _ := ls[layer].(map[string]any)
 	s, _ := l["status"].(string)
 	return s
+}
+
+// collectionsPath is the test collection, except for a run of the
+// checkout's own playbooks/verify.yml, which must find the collection
+// through playbooks/collections next to it (an empty path elsewhere).
+func collectionsPath(coll, target string) string {
+	if strings.Contains(target, filepath.Join(testutil.RepoRoot(), "playbooks")) {
+		return filepath.Join(tmpRoot, "no-collections")
+	}
+	return coll
+}
+
+// checkoutModule builds node_facts for this machine into the checkout's
+// plugins/modules, as `make modules` does (the file is git-ignored), via a
+// rename so a concurrent reader never sees half a binary.
+func checkoutModule(t *testing.T) {
+	t.Helper()
+	dst := filepath.Join(testutil.RepoRoot(), "plugins", "modules", "node_facts_linux_"+runtime.GOARCH)
+	tmp := dst + fmt.Sprintf(".tmp%d", os.Getpid())
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, "./cmd/node_facts")
+	cmd.Dir = testutil.RepoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/node_facts: %v\n%s", err, out)
+	}
+	must(t, os.Rename(tmp, dst))
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/internal/testutil"
 )
 
 // The tree is made at treeNow and judged an hour later; nothing depends on
@@ -300,5 +301,24 @@ func assertNoSecrets(t *testing.T, tr *testharness.Tree, out string) {
 	must(t, err)
 	if keys < 10 {
 		t.Fatalf("secret scan saw only %d keys in the tree; the scan itself is broken", keys)
+	}
+}
+
+// The operator's command: verify.yml from the checkout appended after
+// cluster.yml in one ansible-playbook run (a stand-in cluster.yml here); the
+// collection is found through playbooks/collections next to verify.yml.
+func TestVerifyPlaybookAfterClusterYML(t *testing.T) {
+	t.Parallel()
+	checkoutModule(t)
+	n := newLiveNode(t, true)
+	cluster := filepath.Join(t.TempDir(), "cluster.yml")
+	must(t, os.WriteFile(cluster, []byte("- name: stand-in for kubespray's cluster.yml\n  hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug:\n        msg: cluster.yml ran\n"), 0o644))
+	verifyYML := filepath.Join(testutil.RepoRoot(), "playbooks", "verify.yml")
+	run := runVerify(t, cluster+" "+verifyYML, inventory, n.extra)
+	if run.Err != nil {
+		t.Fatalf("cluster.yml + playbooks/verify.yml: %v\n%s", run.Err, run.Out)
+	}
+	if !strings.Contains(run.Out, "cluster.yml ran") || summaryRow.FindString(run.Out) == "" || run.Facts["node1"] == nil {
+		t.Errorf("both playbooks should run and verify.yml end with the summary:\n%s", run.Out)
 	}
 }
