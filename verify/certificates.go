@@ -33,11 +33,17 @@ import (
 //   - kubelet: /var/lib/kubelet/pki and kubelet.conf's client certificate,
 //     which the kubelet rotates.
 //
-// Each certificate gets its dates, days left (whole days, rounded down as
-// kubeadm's RESIDUAL TIME column), whether it is signed by a CA found beside
+// Each certificate gets its dates, whether it is signed by a CA found beside
 // it and whether its key file holds the matching private key. No key
 // material ever leaves this file: keys are only parsed to compare public
-// halves.
+// halves; tokens in kubeconfigs are never read into facts.
+//
+// Time left follows `kubeadm certs check-expiration`: residual_seconds is
+// not_after - now in whole seconds, truncated (its JSON residualTime);
+// days_left is that duration in whole days rounded down, which is kubeadm's
+// RESIDUAL TIME text below a year ("364d"); from a year on kubeadm prints
+// whole years rounded down (days_left/365, "9y"). Both are checked against
+// a kubeadm recording of the kubespray v2.31.0 node fixture (shared tests).
 func init() { register("certificates", nil, func() Layer { return certificatesLayer{} }) }
 
 type certificatesLayer struct{}

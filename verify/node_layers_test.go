@@ -205,6 +205,9 @@ func TestCertificatesMissingAndBroken(t *testing.T) {
 
 func TestCertificatesRSAAndNoKeyMaterial(t *testing.T) {
 	tr := buildTree(t, testharness.Config{Keys: testharness.RSA2048})
+	// A kubeconfig with a bearer token (kubeadm's bootstrap-kubelet.conf shape).
+	const token = "07401b.f395accd246ae52d"
+	must(t, tr.WriteFile("/etc/kubernetes/bootstrap-kubelet.conf", []byte("apiVersion: v1\nkind: Config\nusers:\n- name: tls-bootstrap-token-user\n  user:\n    token: "+token+"\n"), 0o600))
 	env := testEnv(tr, testNow)
 	rep, err := Run(context.Background(), env, []string{"certificates", "install", "kubelet", "cni"}, nil)
 	must(t, err)
@@ -214,6 +217,9 @@ func TestCertificatesRSAAndNoKeyMaterial(t *testing.T) {
 		t.Fatalf("certificates: %+v", rep.Layers["certificates"])
 	}
 	assertNoSecrets(t, tr, string(out))
+	if strings.Contains(string(out), token) || strings.Contains(string(out), "f395accd246ae52d") {
+		t.Error("output contains the kubeconfig token")
+	}
 }
 
 // assertNoSecrets fails when out holds any private key of the tree, in PEM,
