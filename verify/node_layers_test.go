@@ -407,3 +407,16 @@ func TestSharedOracleHelpers(t *testing.T) {
 		t.Errorf("subject %q", got)
 	}
 }
+
+func TestOptionsDefaults(t *testing.T) {
+	o := Options{KubeConfigDir: "/srv/kubernetes/", KubeServiceAddresses: "10.96.0.0/12,fd00::/108"}
+	o.Defaults()
+	if o.KubeCertDir != "/srv/kubernetes/ssl" || o.SkydnsServer != "10.96.0.3" || o.EtcdCertDir != "/etc/ssl/etcd/ssl" || o.CertWarnDays != 30 || o.CertFailDays != 7 {
+		t.Errorf("derived defaults: %+v", o)
+	}
+	var d Options
+	d.Defaults()
+	if d.KubeCertDir != "/etc/kubernetes/ssl" || d.SkydnsServer != "10.233.0.3" || d.CalicoVXLANMode != "Always" || d.CalicoIPIPMode != "Never" {
+		t.Errorf("kubespray v2.31.0 defaults: %+v", d)
+	}
+}

@@ -1,6 +1,9 @@
 package verify
 
-import "net/netip"
+import (
+	"net/netip"
+	"strings"
+)
 
 // Options are the kubespray values a node check needs. The verify role fills
 // them from the host's hostvars; names are kubespray's variable names, and
@@ -68,8 +71,8 @@ func (o *Options) Defaults() {
 			*p = v
 		}
 	}
-	def(&o.KubeCertDir, "/etc/kubernetes/ssl")
 	def(&o.KubeConfigDir, "/etc/kubernetes")
+	def(&o.KubeCertDir, strings.TrimSuffix(o.KubeConfigDir, "/")+"/ssl") // "{{ kube_config_dir }}/ssl"
 	def(&o.EtcdCertDir, "/etc/ssl/etcd/ssl")
 	def(&o.EtcdDeploymentType, "host")
 	def(&o.NodelocaldnsIP, "169.254.25.10")
@@ -97,7 +100,8 @@ func (o *Options) Defaults() {
 
 // nthAddress is the n-th address of an IPv4/IPv6 CIDR ("" when not a CIDR).
 func nthAddress(cidr string, n int) string {
-	p, err := netip.ParsePrefix(cidr)
+	first, _, _ := strings.Cut(cidr, ",") // kube_service_subnets.split(',') | first
+	p, err := netip.ParsePrefix(strings.TrimSpace(first))
 	if err != nil {
 		return ""
 	}
