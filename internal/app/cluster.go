@@ -1,0 +1,242 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/cluster"
+)
+
+func init() {
+	register("cluster", "verify the cluster through its API server after cluster.yml (no Ansible needed)", runCluster)
+}
+
+const clusterUsage = `usage: layercheck cluster --kubeconfig FILE -i INVENTORY [-i ...] [-e EXTRA]... [options]
+
+Checks the cluster the inventory describes through its API server, layer by
+layer (nodes, kube_system, cni, addons, probe), as the cluster_facts module
+does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.
+`
+
+// runCluster is `layercheck cluster`.
+func runCluster(ctx context.Context, args []string, s Streams) error {
+	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
+	fs.SetOutput(s.ErrOut)
+	fs.Usage = func() { fmt.Fprint(s.ErrOut, clusterUsage); fs.PrintDefaults() }
+	var req cluster.Request
+	var inv, extra, layers, skip multiFlag
+	fs.Var(&inv, "i", "inventory source as for ansible-playbook (repeatable)")
+	fs.Var(&extra, "e", "extra vars as for ansible-playbook -e (repeatable)")
+	fs.StringVar(&req.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $K8S_AUTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config)")
+	fs.StringVar(&req.Context, "context", "", "kubeconfig context (default: its current-context)")
+	format := fs.String("format", "text", "output format: text or json")
+	fs.Var(&layers, "layer", "run only this layer (repeatable; default all: "+strings.Join(cluster.LayerNames(), ", ")+")")
+	fs.Var(&skip, "skip", "skip this layer (repeatable)")
+	check := fs.Bool("check", false, "check mode: skip the probes that create objects")
+	noProbe := fs.Bool("no-probe", false, "do not run the workload and PVC probes")
+	fs.StringVar(&req.Probe.Image, "probe-image", "", "probe image answering /hostname with its pod name (default agnhost netexec)")
+	fs.StringVar(&req.Probe.Path, "probe-path", "auto", "auto, cluster_ip or service_proxy")
+	timeout := fs.Duration("timeout", 10*time.Second, "time limit per API request")
+	probeTimeout := fs.Duration("probe-timeout", 120*time.Second, "time limit for each probe")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil
+		}
+		return &ExitError{Code: 2, Msg: err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("cluster takes no arguments, got %q", fs.Args())}
+	}
+	if len(inv) == 0 {
+		return &ExitError{Code: 2, Msg: "cluster: no inventory given (-i)"}
+	}
+	if *format != "text" && *format != "json" {
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("--format %q: want text or json", *format)}
+	}
+	opts, warnings, err := ClusterOptions(inv, extra)
+	if err != nil {
+		return &ExitError{Code: 2, Msg: err.Error()}
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(s.ErrOut, "warning:", w)
+	}
+	req.Options = *opts
+	req.Layers, req.Skip = layers, skip
+	req.CheckMode = *check
+	if *noProbe {
+		f := false
+		req.Probe.Enabled = &f
+	}
+	req.Timeout, req.Probe.Timeout = timeout.Seconds(), probeTimeout.Seconds()
+	rep, err := cluster.RunRequest(ctx, &req)
+	if err != nil {
+		return &ExitError{Code: 2, Msg: err.Error()}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeClusterText(s.Out, rep)
+	}
+	if rep.Status == verify.StatusFail || rep.Status == verify.StatusError {
+		return &ExitError{Code: 1}
+	}
+	return nil
+}
+
+// ClusterOptions reads the inventory's groups (after kubespray's dynamic
+// groups) and the kubespray values of the first kube_control_plane host
+// (its hostvars with -e on top) into cluster.Options. Values Ansible would
+// template at run time are left to kubespray's default, with a warning.
+func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error) {
+	inv, err := parser.Load(sources...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ev *parser.Map
+	if len(extra) > 0 {
+		if ev, err = parser.ParseExtraVars(extra); err != nil {
+			return nil, nil, err
+		}
+	}
+	kubespray.ApplyDynamicGroups(inv)
+	o := &cluster.Options{}
+	names := func(g string) []string {
+		var out []string
+		grp := inv.Group(g)
+		if grp == nil {
+			return nil
+		}
+		seen := map[string]bool{}
+		var walk func(g *parser.Group)
+		walk = func(g *parser.Group) {
+			for _, h := range g.Hosts {
+				if !seen[h.Name] {
+					seen[h.Name] = true
+					out = append(out, h.Name)
+				}
+			}
+			for _, c := range g.Children {
+				walk(c)
+			}
+		}
+		walk(grp)
+		return out
+	}
+	o.KubeControlPlane, o.KubeNode, o.Etcd, o.CalicoRR = names("kube_control_plane"), names("kube_node"), names("etcd"), names("calico_rr")
+	if len(o.KubeControlPlane) == 0 {
+		return nil, nil, fmt.Errorf("inventory %s: group kube_control_plane has no host", strings.Join(sources, ", "))
+	}
+	vars := inv.HostVars(inv.Host(o.KubeControlPlane[0]), ev)
+	var warnings []string
+	rv := reflect.ValueOf(o).Elem()
+	rt := rv.Type()
+	for i := 0; i < rt.NumField(); i++ {
+		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
+		v := vars.Get(name)
+		if v == nil || v.Kind == parser.KindNull {
+			continue
+		}
+		if v.Templated() || v.IsVault() {
+			warnings = append(warnings, fmt.Sprintf("%s at %s is %s, rendered by Ansible at run time: kubespray's default assumed (use the cluster_facts module to get the rendered value)", name, v.Pos, v.Display()))
+			continue
+		}
+		f := rv.Field(i)
+		if err := setOption(f, v); err != nil {
+			return nil, warnings, fmt.Errorf("%s at %s: %v", name, v.Pos, err)
+		}
+	}
+	return o, warnings, nil
+}
+
+func setOption(f reflect.Value, v *parser.Value) error {
+	scalar := func() string {
+		switch v.Kind {
+		case parser.KindString:
+			return v.Str
+		case parser.KindInt:
+			return v.Int.String()
+		case parser.KindBool:
+			return strconv.FormatBool(v.Bool)
+		case parser.KindFloat:
+			return strconv.FormatFloat(v.Float, 'f', -1, 64)
+		}
+		return ""
+	}
+	asBool := func() (bool, error) {
+		if v.Kind == parser.KindBool {
+			return v.Bool, nil
+		}
+		// Ansible's bool filter / boolean(): yes, on, 1, true, y, t and
+		// their false counterparts, case-insensitively.
+		switch strings.ToLower(scalar()) {
+		case "yes", "on", "1", "true", "y", "t", "1.0":
+			return true, nil
+		case "no", "off", "0", "false", "n", "f", "0.0", "":
+			return false, nil
+		}
+		return false, fmt.Errorf("%s is not a boolean", v.Display())
+	}
+	switch f.Kind() {
+	case reflect.String:
+		if v.Kind == parser.KindList || v.Kind == parser.KindMap {
+			return fmt.Errorf("%s: want a string", v.Display())
+		}
+		f.SetString(scalar())
+	case reflect.Int:
+		n, err := strconv.Atoi(scalar())
+		if err != nil {
+			return fmt.Errorf("%s: want an integer", v.Display())
+		}
+		f.SetInt(int64(n))
+	case reflect.Bool:
+		b, err := asBool()
+		if err != nil {
+			return err
+		}
+		f.SetBool(b)
+	case reflect.Pointer:
+		b, err := asBool()
+		if err != nil {
+			return err
+		}
+		f.Set(reflect.ValueOf(&b))
+	case reflect.Slice:
+		// groups: taken from the inventory itself
+	}
+	return nil
+}
+
+func writeClusterText(w io.Writer, rep *cluster.Report) {
+	fmt.Fprintf(w, "layercheck cluster: %s (%s): %s\n", rep.Server, rep.ServerVersion, strings.ToUpper(string(rep.Status)))
+	for _, n := range rep.OrderedLayers() {
+		lr := rep.Layers[n]
+		fmt.Fprintf(w, "  %-12s %-7s %d checks, %d ms\n", n, lr.Status, len(lr.Results), lr.DurationMS)
+	}
+	for _, n := range rep.OrderedLayers() {
+		for _, r := range rep.Layers[n].Results {
+			if r.Status == verify.StatusOK {
+				continue
+			}
+			fmt.Fprintf(w, "\n[%s] %s %s: %s\n", strings.ToUpper(string(r.Status)), n, r.Check, r.Msg)
+			if r.Remediation != "" {
+				fmt.Fprintf(w, "    fix: %s\n", r.Remediation)
+			}
+		}
+	}
+	s := rep.Summary
+	fmt.Fprintf(w, "\n%d checks: %d ok, %d warn, %d failed, %d skipped, %d errors; %d API requests\n", s.Total, s.OK, s.Warn, s.Failed, s.Skipped, s.Errored, rep.Requests)
+}

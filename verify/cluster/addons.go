@@ -1,0 +1,282 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/layercheck/layercheck/verify"
+)
+
+func init() { register("addons", func() Layer { return addonsLayer{} }) }
+
+type addonsLayer struct{}
+
+func (addonsLayer) Name() string { return "addons" }
+
+// APIServiceGVR is the aggregator's APIService (apiregistration.k8s.io/v1).
+var APIServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+
+// MetricsAPIService is the APIService metrics-server registers.
+const MetricsAPIService = "v1beta1.metrics.k8s.io"
+
+// AddonsFacts is the addons layer's facts.
+type AddonsFacts struct {
+	MetricsAPIService string   `json:"metrics_apiservice,omitempty"` // Available condition: True, or False/<reason>
+	NodeMetrics       int      `json:"node_metrics,omitempty"`
+	StorageClass      string   `json:"storage_class,omitempty"`
+	PVCBound          *bool    `json:"pvc_bound,omitempty"`
+	HelmReleases      []string `json:"helm_releases,omitempty"`
+}
+
+func (addonsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
+	o := &env.Options
+	facts := &AddonsFacts{}
+	var res []verify.Result
+	if !o.MetricsServerEnabled && !o.LocalPathProvisionerEnabled && !o.HelmEnabled {
+		return []verify.Result{{Check: "enabled", Status: verify.StatusSkipped,
+			Msg: "no add-on layercheck checks is enabled (metrics_server_enabled, local_path_provisioner_enabled, helm_enabled)"}}, facts, nil
+	}
+	if o.MetricsServerEnabled {
+		res = append(res, checkMetricsServer(ctx, env, facts)...)
+	}
+	if o.LocalPathProvisionerEnabled {
+		res = append(res, checkLocalPath(ctx, env, facts)...)
+	}
+	if o.HelmEnabled {
+		res = append(res, checkHelm(ctx, env, facts))
+	}
+	return res, facts, nil
+}
+
+func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []verify.Result {
+	var res []verify.Result
+	deps, err := env.snap.Deployments(ctx)
+	if err != nil {
+		return []verify.Result{{Check: "metrics_server", Status: verify.StatusError, Msg: err.Error()}}
+	}
+	r, _ := checkDeployment("metrics_server", "kube-system", "metrics-server", deps)
+	res = append(res, r)
+
+	as, err := env.Dynamic.Resource(APIServiceGVR).Get(ctx, MetricsAPIService, metav1.GetOptions{})
+	if err != nil {
+		return append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusFail,
+			Msg:         fmt.Sprintf("APIService %s: %v", MetricsAPIService, errAPI(env, "get apiservice", err)),
+			Remediation: "rerun cluster.yml --tags metrics_server; kubectl get apiservice " + MetricsAPIService})
+	}
+	conds, _, _ := unstructured.NestedSlice(as.Object, "status", "conditions")
+	status, reason, message := "Unknown", "NoCondition", "the aggregator has not judged it yet"
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Available" {
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+			message, _ = m["message"].(string)
+		}
+	}
+	if status != "True" {
+		facts.MetricsAPIService = status + "/" + reason
+		return append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusFail,
+			Msg:      fmt.Sprintf("APIService %s is not Available: %s (%s)", MetricsAPIService, reason, message),
+			Expected: "Available=True", Actual: fmt.Sprintf("Available=%s reason=%s", status, reason),
+			Remediation: "FailedDiscoveryCheck: the API server cannot reach metrics-server's pod (pod network or firewall between control plane and nodes, or metrics-server not serving: kubectl -n kube-system logs deploy/metrics-server; " +
+				"metrics_server_kubelet_insecure_tls when kubelet serving certificates are not signed); MissingEndpoints/ServiceNotFound: metrics-server has no ready pod"})
+	}
+	facts.MetricsAPIService = "True"
+	res = append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusOK, Msg: "APIService " + MetricsAPIService + " Available"})
+
+	body, err := rawGet(ctx, env, "/apis/metrics.k8s.io/v1beta1/nodes")
+	if err != nil {
+		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusFail,
+			Msg:         "node metrics not readable: " + errAPI(env, "GET /apis/metrics.k8s.io/v1beta1/nodes", err).Error(),
+			Remediation: "kubectl top nodes; kubectl -n kube-system logs deploy/metrics-server (it scrapes each kubelet on port 10250)"})
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := jsonUnmarshal(body, &list); err != nil {
+		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusFail, Msg: "node metrics: not a NodeMetricsList: " + err.Error()})
+	}
+	facts.NodeMetrics = len(list.Items)
+	have := map[string]bool{}
+	for _, it := range list.Items {
+		have[it.Metadata.Name] = true
+	}
+	var missing []string
+	for _, h := range env.Options.K8sCluster() {
+		if !have[h] {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) > 0 {
+		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusWarn,
+			Msg:         fmt.Sprintf("node metrics readable for %d node(s) but not for %s", len(list.Items), strings.Join(missing, ", ")),
+			Remediation: "kubectl -n kube-system logs deploy/metrics-server shows the scrape errors for these kubelets"})
+	}
+	return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusOK,
+		Msg: fmt.Sprintf("node metrics readable for every node (%d)", len(list.Items))})
+}
+
+func checkLocalPath(ctx context.Context, env *Env, facts *AddonsFacts) []verify.Result {
+	o := &env.Options
+	var res []verify.Result
+	sc, err := env.Kube.StorageV1().StorageClasses().Get(ctx, o.LocalPathProvisionerStorageClass, metav1.GetOptions{})
+	if err != nil {
+		res = append(res, verify.Result{Check: "storage_class", Status: verify.StatusFail,
+			Msg:         fmt.Sprintf("StorageClass %s: %v", o.LocalPathProvisionerStorageClass, errAPI(env, "get storageclass", err)),
+			Remediation: "rerun cluster.yml --tags local-path-provisioner"})
+	} else {
+		facts.StorageClass = sc.Name
+		wantDefault := boolOr(o.LocalPathProvisionerIsDefault, true)
+		isDefault := sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true"
+		if isDefault != wantDefault {
+			res = append(res, verify.Result{Check: "storage_class", Status: verify.StatusFail,
+				Msg:      fmt.Sprintf("StorageClass %s is-default-class is %t, local_path_provisioner_is_default_storageclass says %t", sc.Name, isDefault, wantDefault),
+				Expected: wantDefault, Actual: isDefault,
+				Remediation: fmt.Sprintf("kubectl annotate storageclass %s storageclass.kubernetes.io/is-default-class=%t --overwrite, or fix the inventory value", sc.Name, wantDefault)})
+		} else {
+			res = append(res, verify.Result{Check: "storage_class", Status: verify.StatusOK,
+				Msg: fmt.Sprintf("StorageClass %s present (default: %t, as configured)", sc.Name, isDefault)})
+		}
+	}
+	deps, err := env.snap.Deployments(ctx)
+	if err == nil {
+		r, _ := checkDeployment("local_path_provisioner", o.LocalPathProvisionerNamespace, "local-path-provisioner", deps)
+		res = append(res, r)
+	}
+	if env.CheckMode || !boolOr(env.Probe.Enabled, true) {
+		why := "check mode"
+		if !env.CheckMode {
+			why = "probe: false"
+		}
+		return append(res, verify.Result{Check: "pvc_bind", Status: verify.StatusSkipped,
+			Msg: "probe PVC not created (" + why + "): binding by local-path-provisioner not proven"})
+	}
+	return append(res, pvcProbe(ctx, env, facts))
+}
+
+// pvcProbe creates a PVC on the local-path class and a pod that mounts it
+// (local-path binds WaitForFirstConsumer), waits for Bound, and deletes
+// its namespace whatever happens.
+func pvcProbe(ctx context.Context, env *Env, facts *AddonsFacts) (r verify.Result) {
+	o := &env.Options
+	r = verify.Result{Check: "pvc_bind"}
+	ns, err := createProbeNamespace(ctx, env, "layercheck-pvc-")
+	if err != nil {
+		r.Status, r.Msg = verify.StatusError, err.Error()
+		return r
+	}
+	defer func() {
+		if derr := deleteNamespace(env, ns); derr != nil {
+			r.Status = verify.Worse(r.Status, verify.StatusFail)
+			r.Msg += "; " + derr.Error()
+		}
+	}()
+	sc := o.LocalPathProvisionerStorageClass
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "layercheck-probe", Labels: probeLabels},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: &sc,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}},
+		},
+	}
+	if _, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		r.Status, r.Msg = verify.StatusFail, "create probe PVC: "+errAPI(env, "create pvc", err).Error()
+		return r
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "layercheck-probe-pvc", Labels: probeLabels},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "pause", Image: env.Probe.Image, Args: []string{"pause"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}},
+			TerminationGracePeriodSeconds: new(int64),
+		},
+	}
+	if _, err := env.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		r.Status, r.Msg = verify.StatusFail, "create probe pod: "+errAPI(env, "create pod", err).Error()
+		return r
+	}
+	deadline := time.Now().Add(env.Probe.timeout())
+	phase := corev1.ClaimPending
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		got, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc.Name, metav1.GetOptions{})
+		if err == nil {
+			phase = got.Status.Phase
+			if phase == corev1.ClaimBound {
+				bound := true
+				facts.PVCBound = &bound
+				r.Status, r.Msg = verify.StatusOK, fmt.Sprintf("probe PVC on %s bound to %s", sc, got.Spec.VolumeName)
+				return r
+			}
+		}
+		sleep(ctx, time.Second)
+	}
+	bound := false
+	facts.PVCBound = &bound
+	r.Status = verify.StatusFail
+	r.Msg = fmt.Sprintf("probe PVC on StorageClass %s still %s after %s", sc, phase, env.Probe.timeout())
+	r.Remediation = "kubectl -n " + o.LocalPathProvisionerNamespace + " logs deploy/local-path-provisioner; check local_path_provisioner_claim_root exists and is writable on the nodes"
+	return r
+}
+
+func checkHelm(ctx context.Context, env *Env, facts *AddonsFacts) verify.Result {
+	// helm v3 keeps each release revision in a Secret labelled owner=helm
+	// (its default storage driver), name=<release>, status=<status>.
+	l, err := env.Kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
+	if err != nil {
+		return verify.Result{Check: "helm", Status: verify.StatusFail,
+			Msg:         "helm releases not listable: " + errAPI(env, "list secrets owner=helm", err).Error(),
+			Remediation: "helm list -A on the control plane; the admin kubeconfig must be allowed to list secrets"}
+	}
+	latest := map[string]string{}
+	rev := map[string]int{}
+	var failed []string
+	for _, s := range l.Items {
+		key := s.Namespace + "/" + s.Labels["name"]
+		v, _ := strconv.Atoi(s.Labels["version"])
+		if _, seen := latest[key]; !seen || v > rev[key] {
+			latest[key], rev[key] = s.Labels["status"], v
+		}
+	}
+	for k, st := range latest {
+		facts.HelmReleases = append(facts.HelmReleases, k)
+		if st == "failed" {
+			failed = append(failed, k)
+		}
+	}
+	sort.Strings(facts.HelmReleases)
+	sort.Strings(failed)
+	if len(failed) > 0 {
+		return verify.Result{Check: "helm", Status: verify.StatusWarn,
+			Msg:         fmt.Sprintf("helm releases listable (%d), failed: %s", len(latest), strings.Join(failed, ", ")),
+			Actual:      facts.HelmReleases,
+			Remediation: "helm history RELEASE -n NAMESPACE shows why; helm rollback or helm upgrade --install again"}
+	}
+	return verify.Result{Check: "helm", Status: verify.StatusOK,
+		Msg: fmt.Sprintf("helm releases listable: %d release(s) in helm's storage secrets", len(latest)), Actual: facts.HelmReleases}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

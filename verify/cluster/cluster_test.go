@@ -1,0 +1,214 @@
+package cluster_test
+
+// Fast feedback on the layers' logic with client-go's fake clientset; the
+// real kube-apiserver scenarios are in test/clusterverify.
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/cluster/clustertest"
+)
+
+// threeNode mirrors inventory-samples/kubespray-3node: node1-3 in
+// kube_control_plane, etcd and kube_node; calico VXLAN; etcd on the hosts.
+func threeNode() cluster.Options {
+	hosts := []string{"node1", "node2", "node3"}
+	return cluster.Options{KubeControlPlane: hosts, KubeNode: hosts, Etcd: hosts, KubeNetworkPlugin: "calico",
+		CalicoVXLANMode: "Always", CalicoIPIPMode: "Never", EtcdDeploymentType: "host"}
+}
+
+func ippool(cidr, ipip, vxlan string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "crd.projectcalico.org/v1", "kind": "IPPool",
+		"metadata": map[string]any{"name": "default-pool"},
+		"spec":     map[string]any{"cidr": cidr, "ipipMode": ipip, "vxlanMode": vxlan, "natOutgoing": true},
+	}}
+	return u
+}
+
+func run(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructured.Unstructured) *cluster.Report {
+	t.Helper()
+	ctx := context.Background()
+	kube := fake.NewSimpleClientset() // the field-managed NewClientset costs seconds per test for nothing these tests need
+	if err := w.Apply(ctx, kube, 4); err != nil {
+		t.Fatal(err)
+	}
+	var objs []runtime.Object
+	if pool != nil {
+		objs = append(objs, pool)
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		cluster.IPPoolGVR: "IPPoolList", cluster.APIServiceGVR: "APIServiceList"}, objs...)
+	o.Defaults()
+	env := &cluster.Env{Kube: kube, Dynamic: dyn, Options: o, Server: "fake", CheckMode: true, Timeout: 5 * time.Second, LayerTimeout: 10 * time.Second}
+	rep, err := cluster.Run(ctx, env, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func result(t *testing.T, rep *cluster.Report, layer, check string) verify.Result {
+	t.Helper()
+	lr := rep.Layers[layer]
+	if lr == nil {
+		t.Fatalf("no layer %s in report", layer)
+	}
+	for _, r := range lr.Results {
+		if r.Check == check {
+			return r
+		}
+	}
+	t.Fatalf("layer %s has no check %s: %+v", layer, check, lr.Results)
+	return verify.Result{}
+}
+
+func TestHealthyThreeNode(t *testing.T) {
+	o := threeNode()
+	rep := run(t, o, clustertest.Healthy(o, 4), ippool("10.233.64.0/18", "Never", "Always"))
+	for _, n := range []string{"nodes", "kube_system", "cni"} {
+		if rep.Layers[n].Status != verify.StatusOK {
+			t.Errorf("layer %s: %s: %+v", n, rep.Layers[n].Status, rep.Layers[n].Results)
+		}
+	}
+	if r := result(t, rep, "probe", "service"); r.Status != verify.StatusSkipped || !strings.Contains(r.Msg, "check mode") {
+		t.Errorf("probe in check mode: %+v", r)
+	}
+	if r := result(t, rep, "kube_system", "coredns_replicas"); r.Status != verify.StatusOK {
+		t.Errorf("coredns replicas: %+v", r)
+	}
+}
+
+func TestTaintLeftOnWorker(t *testing.T) {
+	o := threeNode()
+	w := clustertest.Healthy(o, 4)
+	w.Node("node2").Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	r := result(t, rep, "nodes", "taints")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "node2 is in kube_control_plane and kube_node") || !strings.Contains(r.Msg, "kubectl taint nodes node2") {
+		t.Errorf("taint left on node2: %+v", r)
+	}
+}
+
+func TestControlPlaneOnlyNeedsTaint(t *testing.T) {
+	o := threeNode()
+	o.KubeNode = []string{"node2", "node3"}
+	w := clustertest.Healthy(o, 4)
+	if r := result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "nodes", "taints"); r.Status != verify.StatusOK {
+		t.Errorf("healthy cp-only node1: %+v", r)
+	}
+	w = clustertest.Healthy(o, 4)
+	w.Node("node1").Spec.Taints = nil
+	r := result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "nodes", "taints")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "node1 is only in kube_control_plane but lacks") {
+		t.Errorf("untainted cp-only node1: %+v", r)
+	}
+}
+
+func TestNodesMissingNotReadyExtraWrongVersion(t *testing.T) {
+	o := threeNode()
+	w := clustertest.Healthy(o, 4)
+	w.Nodes = w.Nodes[:2] // node3 never registered
+	w.Node("node2").Status.Conditions[0].Status = corev1.ConditionFalse
+	w.Node("node2").Status.Conditions[0].Reason = "KubeletNotReady"
+	w.Node("node1").Status.NodeInfo.KubeletVersion = "v1.34.2"
+	extra := clustertest.Healthy(cluster.Options{KubeNode: []string{"stray"}, KubeControlPlane: []string{"stray"}}, 4).Node("stray")
+	w.Nodes = append(w.Nodes, extra)
+	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	for check, want := range map[string]string{
+		"registered":       "node3",
+		"ready":            "node2: Ready=False (KubeletNotReady",
+		"kubelet_version":  "node1: kubelet v1.34.2",
+		"not_in_inventory": "stray",
+	} {
+		r := result(t, rep, "nodes", check)
+		if r.Status == verify.StatusOK || !strings.Contains(r.Msg, want) {
+			t.Errorf("%s: want a finding naming %q, got %+v", check, want, r)
+		}
+	}
+}
+
+func TestEtcdPodWithHostDeployment(t *testing.T) {
+	o := threeNode()
+	w := clustertest.Healthy(o, 4)
+	w.Pods = append(w.Pods, clustertest.StaticPod("etcd", "node1"))
+	r := result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "kube_system", "etcd")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "etcd-node1") {
+		t.Errorf("etcd pod with etcd_deployment_type host: %+v", r)
+	}
+	o.EtcdDeploymentType = "kubeadm"
+	w = clustertest.Healthy(o, 4)
+	if r := result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "kube_system", "etcd"); r.Status != verify.StatusOK {
+		t.Errorf("kubeadm etcd pods: %+v", r)
+	}
+}
+
+func TestCalicoPoolEncapsulation(t *testing.T) {
+	o := threeNode()
+	rep := run(t, o, clustertest.Healthy(o, 4), ippool("10.233.64.0/18", "Always", "Never"))
+	r := result(t, rep, "cni", "ippool_encapsulation")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "ipipMode is Always, the inventory says Never") || !strings.Contains(r.Msg, "vxlanMode is Never, the inventory says Always") {
+		t.Errorf("IPIP pool vs VXLAN inventory: %+v", r)
+	}
+	rep = run(t, o, clustertest.Healthy(o, 4), ippool("10.244.0.0/16", "Never", "Always"))
+	if r := result(t, rep, "cni", "ippool_cidr"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "10.244.0.0/16") {
+		t.Errorf("pool cidr: %+v", r)
+	}
+	rep = run(t, o, clustertest.Healthy(o, 4), nil)
+	if r := result(t, rep, "cni", "ippool"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "not found") {
+		t.Errorf("no pool: %+v", r)
+	}
+}
+
+func TestDaemonSetMissingOnNode(t *testing.T) {
+	o := threeNode()
+	w := clustertest.Healthy(o, 4)
+	var keep []*corev1.Pod
+	for _, p := range w.Pods {
+		if p.Name == "calico-node-00002" { // the one on node3
+			p.Status.Phase = corev1.PodPending
+			p.Status.Conditions = nil
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
+		}
+		keep = append(keep, p)
+	}
+	w.Pods = keep
+	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	r := result(t, rep, "kube_system", "calico-node")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "no Ready pod on node3") {
+		t.Errorf("calico-node not ready on node3: %+v", r)
+	}
+	if r := result(t, rep, "cni", "calico-node"); r.Status != verify.StatusFail {
+		t.Errorf("cni layer calico-node: %+v", r)
+	}
+}
+
+func TestAutoscaledCoreDNS(t *testing.T) {
+	for _, c := range []struct {
+		nodes int
+		cores int64
+		want  int
+	}{{1, 4, 1}, {3, 12, 2}, {40, 160, 3}, {10, 1024, 4}, {1000, 4000, 63}} {
+		o := cluster.Options{KubeNode: make([]string, c.nodes)}
+		for i := range o.KubeNode {
+			o.KubeNode[i] = string(rune('a' + i%26))
+		}
+		o.Defaults()
+		o.DNSMinReplicas = min(2, c.nodes)
+		if got := cluster.AutoscaledCoreDNS(&o, c.nodes, c.cores); got != c.want {
+			t.Errorf("%d nodes, %d cores: %d replicas, want %d", c.nodes, c.cores, got, c.want)
+		}
+	}
+}

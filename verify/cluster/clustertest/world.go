@@ -1,0 +1,267 @@
+// Package clustertest builds the API objects of a kubespray cluster as its
+// kubelets and controllers would leave them (Nodes Ready, kube-system pods
+// Running and Ready, DaemonSet and Deployment status), for the cluster
+// layers' tests: Apply writes them through any client (client-go's fake
+// clientset or a real kube-apiserver), creating each object and then
+// writing its status with UpdateStatus as a kubelet or controller does.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/layercheck/layercheck/verify/cluster"
+)
+
+// World is a cluster's objects.
+type World struct {
+	Nodes       []*corev1.Node
+	Pods        []*corev1.Pod
+	DaemonSets  []*appsv1.DaemonSet
+	Deployments []*appsv1.Deployment
+}
+
+func ready() []corev1.PodCondition {
+	return []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}, {Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
+}
+
+// Healthy is the cluster a correct cluster.yml leaves for o (Defaults
+// applied): every k8s_cluster host a Ready Node with kube_version's
+// kubelet and the taints its groups imply, the control plane's static
+// pods, kube-proxy, calico-node and nodelocaldns on every node,
+// calico-kube-controllers, coredns (as many replicas as dns-autoscaler
+// gives for cpus cores per node), dns-autoscaler and, when enabled,
+// metrics-server and local-path-provisioner.
+func Healthy(o cluster.Options, cpus int64) *World {
+	o.Defaults()
+	w := &World{}
+	for i, h := range o.K8sCluster() {
+		n := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: h, Labels: map[string]string{"kubernetes.io/hostname": h, "kubernetes.io/os": "linux"}},
+			Status: corev1.NodeStatus{
+				Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}},
+				NodeInfo:    corev1.NodeSystemInfo{KubeletVersion: "v" + o.KubeVersion, KubeProxyVersion: "v" + o.KubeVersion},
+				Capacity:    corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(cpus, resource.DecimalSI), corev1.ResourcePods: resource.MustParse("110")},
+				Allocatable: corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(cpus, resource.DecimalSI), corev1.ResourcePods: resource.MustParse("110")},
+				Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1)}},
+			},
+		}
+		inCP, inNode := contains(o.KubeControlPlane, h), contains(o.KubeNode, h)
+		if inCP {
+			n.Labels["node-role.kubernetes.io/control-plane"] = ""
+			if !inNode {
+				n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule})
+			}
+		}
+		if contains(o.CalicoRR, h) && !inCP && !inNode {
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "node-role.kubernetes.io/calico-rr", Effect: corev1.TaintEffectNoSchedule})
+		}
+		w.Nodes = append(w.Nodes, n)
+	}
+	for _, h := range o.KubeControlPlane {
+		for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+			w.Pods = append(w.Pods, StaticPod(c, h))
+		}
+	}
+	if o.EtcdDeploymentType == "kubeadm" {
+		for _, h := range o.Etcd {
+			w.Pods = append(w.Pods, StaticPod("etcd", h))
+		}
+	}
+	dss := []string{"kube-proxy"}
+	if o.KubeNetworkPlugin == "calico" {
+		dss = append(dss, "calico-node")
+	}
+	if (o.EnableNodelocaldns == nil || *o.EnableNodelocaldns) && (o.DNSMode == "coredns" || o.DNSMode == "coredns_dual") {
+		dss = append(dss, "nodelocaldns")
+	}
+	for _, name := range dss {
+		w.AddDaemonSet(name, o.K8sCluster())
+	}
+	if o.KubeNetworkPlugin == "calico" {
+		w.AddDeployment("kube-system", "calico-kube-controllers", 1)
+	}
+	if o.DNSMode == "coredns" || o.DNSMode == "coredns_dual" {
+		replicas := o.CorednsReplicas
+		if o.EnableDNSAutoscaler == nil || *o.EnableDNSAutoscaler {
+			replicas = cluster.AutoscaledCoreDNS(&o, len(o.K8sCluster()), cpus*int64(len(o.K8sCluster())))
+			w.AddDeployment("kube-system", "dns-autoscaler", 1)
+		}
+		w.AddDeployment("kube-system", "coredns", int32(replicas))
+	}
+	if o.MetricsServerEnabled {
+		w.AddDeployment("kube-system", "metrics-server", 1)
+	}
+	if o.LocalPathProvisionerEnabled {
+		w.AddDeployment(o.LocalPathProvisionerNamespace, "local-path-provisioner", 1)
+	}
+	return w
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// StaticPod is the mirror pod of a kubelet static pod <component>-<node>.
+func StaticPod(component, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: component + "-" + node, Namespace: "kube-system",
+			Labels: map[string]string{"component": component, "tier": "control-plane"}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: component, Image: "registry.k8s.io/" + component}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready(), PodIP: "10.0.0.1",
+			ContainerStatuses: []corev1.ContainerStatus{{Name: component, Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+	}
+}
+
+// AddDaemonSet adds kube-system DaemonSet name with a Running, Ready pod
+// on each of nodes and its status counting them.
+func (w *World) AddDaemonSet(name string, nodes []string) {
+	labels := map[string]string{"k8s-app": name}
+	n := int32(len(nodes))
+	w.DaemonSets = append(w.DaemonSets, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system", Labels: labels},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: "example.invalid/" + name}}}}},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: n, CurrentNumberScheduled: n, NumberReady: n, NumberAvailable: n, UpdatedNumberScheduled: n},
+	})
+	for i, node := range nodes {
+		w.Pods = append(w.Pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", name, i), Namespace: "kube-system", Labels: labels,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, UID: types.UID("ds-" + name)}}},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: name, Image: "example.invalid/" + name}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready(), PodIP: "10.0.0.2",
+				ContainerStatuses: []corev1.ContainerStatus{{Name: name, Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+		})
+	}
+}
+
+// AddDeployment adds Deployment ns/name with replicas all ready.
+func (w *World) AddDeployment(ns, name string, replicas int32) {
+	labels := map[string]string{"k8s-app": name}
+	w.Deployments = append(w.Deployments, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: "example.invalid/" + name}}}}},
+		Status: appsv1.DeploymentStatus{Replicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas, UpdatedReplicas: replicas, ObservedGeneration: 1},
+	})
+}
+
+// Node returns the node named name (nil if none).
+func (w *World) Node(name string) *corev1.Node {
+	for _, n := range w.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Apply creates every object (namespaces as needed) and writes its status
+// with UpdateStatus, with up to parallel requests in flight.
+func (w *World) Apply(ctx context.Context, kube kubernetes.Interface, parallel int) error {
+	if parallel < 1 {
+		parallel = 1
+	}
+	nss := map[string]bool{}
+	for _, d := range w.Deployments {
+		nss[d.Namespace] = true
+	}
+	for ns := range nss {
+		if ns == "kube-system" {
+			continue
+		}
+		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+	}
+	var jobs []func() error
+	for _, n := range w.Nodes {
+		jobs = append(jobs, func() error {
+			c, err := kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+			if err != nil {
+				return fmt.Errorf("create node %s: %w", n.Name, err)
+			}
+			c.Status = n.Status
+			_, err = kube.CoreV1().Nodes().UpdateStatus(ctx, c, metav1.UpdateOptions{})
+			return wrap(err, "node status "+n.Name)
+		})
+	}
+	for _, p := range w.Pods {
+		jobs = append(jobs, func() error {
+			c, err := kube.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+			if err != nil {
+				return fmt.Errorf("create pod %s: %w", p.Name, err)
+			}
+			c.Status = p.Status
+			_, err = kube.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+			return wrap(err, "pod status "+p.Name)
+		})
+	}
+	for _, d := range w.DaemonSets {
+		jobs = append(jobs, func() error {
+			c, err := kube.AppsV1().DaemonSets(d.Namespace).Create(ctx, d, metav1.CreateOptions{})
+			if err != nil {
+				return fmt.Errorf("create daemonset %s: %w", d.Name, err)
+			}
+			c.Status = d.Status
+			c.Status.ObservedGeneration = c.Generation
+			_, err = kube.AppsV1().DaemonSets(d.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+			return wrap(err, "daemonset status "+d.Name)
+		})
+	}
+	for _, d := range w.Deployments {
+		jobs = append(jobs, func() error {
+			c, err := kube.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{})
+			if err != nil {
+				return fmt.Errorf("create deployment %s/%s: %w", d.Namespace, d.Name, err)
+			}
+			c.Status = d.Status
+			c.Status.ObservedGeneration = c.Generation
+			_, err = kube.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+			return wrap(err, "deployment status "+d.Name)
+		})
+	}
+	sem := make(chan struct{}, parallel)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := j(); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+func wrap(err error, what string) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}

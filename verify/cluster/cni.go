@@ -1,0 +1,141 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/layercheck/layercheck/verify"
+)
+
+func init() { register("cni", func() Layer { return cniLayer{} }) }
+
+type cniLayer struct{}
+
+func (cniLayer) Name() string { return "cni" }
+
+// IPPoolGVR is calico's IPPool as kubespray's calico (KDD datastore)
+// stores it: crd.projectcalico.org/v1 ippools.
+var IPPoolGVR = schema.GroupVersionResource{Group: "crd.projectcalico.org", Version: "v1", Resource: "ippools"}
+
+// cniDaemonSets are the kube-system DaemonSets of kubespray's other network
+// plugins (kubespray v2.31.0 roles/network_plugin/*/templates).
+var cniDaemonSets = map[string]string{
+	"calico":      "calico-node",
+	"flannel":     "kube-flannel",
+	"cilium":      "cilium",
+	"kube-ovn":    "kube-ovn-cni",
+	"kube-router": "kube-router",
+	"macvlan":     "",
+	"cni":         "",
+	"custom_cni":  "",
+	"none":        "",
+}
+
+// CNIFacts is the cni layer's facts.
+type CNIFacts struct {
+	Plugin    string `json:"plugin"`
+	PoolName  string `json:"pool_name,omitempty"`
+	PoolCIDR  string `json:"pool_cidr,omitempty"`
+	IPIPMode  string `json:"ipip_mode,omitempty"`
+	VXLANMode string `json:"vxlan_mode,omitempty"`
+}
+
+func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
+	o := &env.Options
+	facts := &CNIFacts{Plugin: o.KubeNetworkPlugin}
+	var res []verify.Result
+	ds, known := cniDaemonSets[o.KubeNetworkPlugin]
+	if !known || ds == "" {
+		return []verify.Result{{Check: "plugin", Status: verify.StatusSkipped,
+			Msg: fmt.Sprintf("kube_network_plugin %q: no DaemonSet layercheck knows to check", o.KubeNetworkPlugin)}}, facts, nil
+	}
+	nodes, err := env.snap.Nodes(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	dss, err := env.snap.DaemonSets(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	pods, err := env.snap.KubeSystemPods(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	res = append(res, checkDaemonSet(ds, ds, dss, pods, presentNodes(o, nodes)))
+	if o.KubeNetworkPlugin == "flannel" {
+		res = append(res, verify.Result{Check: "network_policy", Status: verify.StatusWarn,
+			Msg:         "flannel does not enforce NetworkPolicy: policies are accepted by the API server and silently ignored",
+			Remediation: "use kube_network_plugin: calico or cilium where NetworkPolicy must hold"})
+	}
+	if o.KubeNetworkPlugin != "calico" {
+		return res, facts, nil
+	}
+
+	facts.PoolName = o.CalicoPoolName
+	pool, err := env.Dynamic.Resource(IPPoolGVR).Get(ctx, o.CalicoPoolName, metav1.GetOptions{})
+	if err != nil {
+		r := verify.Result{Check: "ippool", Status: verify.StatusFail,
+			Msg:         fmt.Sprintf("IPPool %s (crd.projectcalico.org/v1): %v", o.CalicoPoolName, errAPI(env, "get ippool", err)),
+			Remediation: "kubespray creates it in roles/network_plugin/calico/tasks/install.yml: rerun cluster.yml --tags network; calicoctl.sh get ippool -o wide lists the pools"}
+		if apierrors.IsNotFound(err) {
+			r.Msg = fmt.Sprintf("IPPool %s not found (crd.projectcalico.org/v1 ippools)", o.CalicoPoolName)
+		}
+		return append(res, r), facts, nil
+	}
+	facts.PoolCIDR, _, _ = unstructured.NestedString(pool.Object, "spec", "cidr")
+	facts.IPIPMode, _, _ = unstructured.NestedString(pool.Object, "spec", "ipipMode")
+	facts.VXLANMode, _, _ = unstructured.NestedString(pool.Object, "spec", "vxlanMode")
+	if facts.PoolCIDR != o.CalicoPoolCIDR {
+		res = append(res, verify.Result{Check: "ippool_cidr", Status: verify.StatusFail,
+			Msg:      fmt.Sprintf("IPPool %s has cidr %s, the inventory says %s (calico_pool_cidr, default kube_pods_subnet)", o.CalicoPoolName, facts.PoolCIDR, o.CalicoPoolCIDR),
+			Expected: o.CalicoPoolCIDR, Actual: facts.PoolCIDR,
+			Remediation: "calico never changes an existing pool's CIDR: set kube_pods_subnet/calico_pool_cidr to the pool's, or migrate the pool (calico's docs: migrate pods to a new IP pool)"})
+	} else {
+		res = append(res, verify.Result{Check: "ippool_cidr", Status: verify.StatusOK, Msg: "IPPool cidr is " + facts.PoolCIDR})
+	}
+	// kubespray's own check (roles/network_plugin/calico/tasks/check.yml):
+	// an unset mode in the pool is accepted.
+	var modeBad []string
+	for _, m := range []struct{ name, got, want string }{
+		{"ipipMode", facts.IPIPMode, o.CalicoIPIPMode},
+		{"vxlanMode", facts.VXLANMode, o.CalicoVXLANMode},
+	} {
+		if m.got != "" && m.got != m.want {
+			modeBad = append(modeBad, fmt.Sprintf("%s is %s, the inventory says %s", m.name, m.got, m.want))
+		}
+	}
+	if len(modeBad) > 0 {
+		res = append(res, verify.Result{Check: "ippool_encapsulation", Status: verify.StatusFail,
+			Msg:         fmt.Sprintf("IPPool %s: %s (calico_ipip_mode %s, calico_vxlan_mode %s)", o.CalicoPoolName, joinSemi(modeBad), o.CalicoIPIPMode, o.CalicoVXLANMode),
+			Expected:    map[string]string{"ipipMode": o.CalicoIPIPMode, "vxlanMode": o.CalicoVXLANMode},
+			Actual:      map[string]string{"ipipMode": facts.IPIPMode, "vxlanMode": facts.VXLANMode},
+			Remediation: "kubespray does not change an existing pool's encapsulation: either set calico_ipip_mode/calico_vxlan_mode (and calico_network_backend) to the pool's, or patch the pool: calicoctl.sh patch ippool " + o.CalicoPoolName + " -p '{\"spec\":{\"ipipMode\":\"" + o.CalicoIPIPMode + "\",\"vxlanMode\":\"" + o.CalicoVXLANMode + "\"}}'"})
+	} else {
+		res = append(res, verify.Result{Check: "ippool_encapsulation", Status: verify.StatusOK,
+			Msg: fmt.Sprintf("IPPool encapsulation ipipMode %s, vxlanMode %s as the inventory says", orDash(facts.IPIPMode), orDash(facts.VXLANMode))})
+	}
+	return res, facts, nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "(unset)"
+	}
+	return s
+}
+
+func joinSemi(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += "; "
+		}
+		out += x
+	}
+	return out
+}

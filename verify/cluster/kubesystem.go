@@ -1,0 +1,332 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/layercheck/layercheck/verify"
+)
+
+func init() { register("kube_system", func() Layer { return kubeSystemLayer{} }) }
+
+type kubeSystemLayer struct{}
+
+func (kubeSystemLayer) Name() string { return "kube_system" }
+
+// KubeSystemFacts is the kube_system layer's facts: the workloads the
+// inventory implies and those found.
+type KubeSystemFacts struct {
+	Expected        []string `json:"expected"`
+	Found           []string `json:"found"`
+	CorednsReplicas int32    `json:"coredns_replicas"`
+	CorednsExpected int      `json:"coredns_expected_replicas"`
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func podState(p *corev1.Pod) string {
+	s := string(p.Status.Phase)
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			s += ", " + cs.Name + " " + w.Reason
+		}
+	}
+	if !podReady(p) {
+		s += ", not Ready"
+	}
+	return s
+}
+
+func ownedBy(p *corev1.Pod, kind, name string) bool {
+	for _, r := range p.OwnerReferences {
+		if r.Kind == kind && r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDaemonSet wants DaemonSet name with a Ready pod on every node in
+// nodes (the inventory hosts that are Nodes).
+func checkDaemonSet(check, name string, dss []appsv1.DaemonSet, pods []corev1.Pod, nodes []string) verify.Result {
+	var ds *appsv1.DaemonSet
+	for i := range dss {
+		if dss[i].Name == name {
+			ds = &dss[i]
+		}
+	}
+	if ds == nil {
+		return verify.Result{Check: check, Status: verify.StatusFail,
+			Msg:         fmt.Sprintf("DaemonSet kube-system/%s is missing", name),
+			Remediation: fmt.Sprintf("rerun cluster.yml (the role that deploys %s); kubectl -n kube-system get ds shows what is there", name)}
+	}
+	readyOn := map[string]bool{}
+	var bad []string
+	for i := range pods {
+		p := &pods[i]
+		if !ownedBy(p, "DaemonSet", name) {
+			continue
+		}
+		if podReady(p) {
+			readyOn[p.Spec.NodeName] = true
+		} else {
+			bad = append(bad, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, podState(p)))
+		}
+	}
+	var missing []string
+	for _, n := range nodes {
+		if !readyOn[n] {
+			missing = append(missing, n)
+		}
+	}
+	st := ds.Status
+	if len(missing) > 0 || st.NumberReady < st.DesiredNumberScheduled {
+		sort.Strings(bad)
+		return verify.Result{Check: check, Status: verify.StatusFail,
+			Msg: fmt.Sprintf("DaemonSet kube-system/%s: %d/%d ready; no Ready pod on %s", name, st.NumberReady, st.DesiredNumberScheduled,
+				orNone(missing)),
+			Expected: nodes, Evidence: bad,
+			Remediation: fmt.Sprintf("kubectl -n kube-system describe ds %s; kubectl -n kube-system logs ds/%s on the listed nodes; a node taint not tolerated or an image pull failure is the usual cause", name, name)}
+	}
+	return verify.Result{Check: check, Status: verify.StatusOK,
+		Msg: fmt.Sprintf("DaemonSet kube-system/%s Ready on every node (%d)", name, len(nodes))}
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "(none missing; status counts lag)"
+	}
+	return strings.Join(s, ", ")
+}
+
+// checkDeployment wants Deployment ns/name with every replica ready.
+func checkDeployment(check, ns, name string, deps []appsv1.Deployment) (verify.Result, *appsv1.Deployment) {
+	var d *appsv1.Deployment
+	for i := range deps {
+		if deps[i].Namespace == ns && deps[i].Name == name {
+			d = &deps[i]
+		}
+	}
+	if d == nil {
+		return verify.Result{Check: check, Status: verify.StatusFail,
+			Msg:         fmt.Sprintf("Deployment %s/%s is missing", ns, name),
+			Remediation: fmt.Sprintf("rerun cluster.yml with the role that deploys %s enabled; kubectl -n %s get deploy shows what is there", name, ns)}, nil
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	if want == 0 || d.Status.ReadyReplicas < want || d.Status.AvailableReplicas < want {
+		return verify.Result{Check: check, Status: verify.StatusFail,
+			Msg:      fmt.Sprintf("Deployment %s/%s: %d/%d replicas ready", ns, name, d.Status.ReadyReplicas, want),
+			Expected: want, Actual: d.Status.ReadyReplicas,
+			Remediation: fmt.Sprintf("kubectl -n %s describe deploy %s; kubectl -n %s get pods -o wide; look for Pending pods (no schedulable node: check taints against kube_node) or crash loops", ns, name, ns)}, d
+	}
+	return verify.Result{Check: check, Status: verify.StatusOK,
+		Msg: fmt.Sprintf("Deployment %s/%s: %d/%d replicas ready", ns, name, d.Status.ReadyReplicas, want)}, d
+}
+
+// presentNodes is the inventory's k8s_cluster hosts that are Nodes.
+func presentNodes(o *Options, nodes []corev1.Node) []string {
+	var out []string
+	for _, h := range o.K8sCluster() {
+		for _, n := range nodes {
+			if n.Name == h {
+				out = append(out, h)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// dnsEnabled: kubespray deploys CoreDNS for dns_mode coredns and coredns_dual.
+func (o *Options) dnsEnabled() bool { return o.DNSMode == "coredns" || o.DNSMode == "coredns_dual" }
+
+// AutoscaledCoreDNS is what cluster-proportional-autoscaler's linear mode
+// gives with kubespray's --default-params (kubespray v2.31.0
+// roles/kubernetes-apps/ansible/templates/dns-autoscaler.yml.j2):
+// max(ceil(cores/coresPerReplica), ceil(nodes/nodesPerReplica)), at least
+// min, and at least 2 with preventSinglePointFailure (dns_min_replicas > 1)
+// when there is more than one schedulable node.
+func AutoscaledCoreDNS(o *Options, schedulableNodes int, cores int64) int {
+	r := max(int(math.Ceil(float64(cores)/float64(o.DNSCoresPerReplica))), int(math.Ceil(float64(schedulableNodes)/float64(o.DNSNodesPerReplica))))
+	if o.DNSMinReplicas > 1 && schedulableNodes > 1 {
+		r = max(r, 2)
+	}
+	return max(r, o.DNSMinReplicas)
+}
+
+func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
+	o := &env.Options
+	nodes, err := env.snap.Nodes(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	pods, err := env.snap.KubeSystemPods(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	dss, err := env.snap.DaemonSets(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	deps, err := env.snap.Deployments(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	present := presentNodes(o, nodes)
+	facts := &KubeSystemFacts{}
+	var res []verify.Result
+
+	// Static pods of the control plane: <component>-<node>.
+	podByName := map[string]*corev1.Pod{}
+	for i := range pods {
+		podByName[pods[i].Name] = &pods[i]
+		facts.Found = append(facts.Found, pods[i].Name)
+	}
+	sort.Strings(facts.Found)
+	for _, comp := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		facts.Expected = append(facts.Expected, comp)
+		var bad []string
+		for _, h := range o.KubeControlPlane {
+			p := podByName[comp+"-"+h]
+			switch {
+			case p == nil:
+				bad = append(bad, fmt.Sprintf("%s-%s missing", comp, h))
+			case p.Spec.NodeName != h:
+				bad = append(bad, fmt.Sprintf("%s-%s runs on %s", comp, h, p.Spec.NodeName))
+			case !podReady(p):
+				bad = append(bad, fmt.Sprintf("%s-%s: %s", comp, h, podState(p)))
+			}
+		}
+		if len(bad) > 0 {
+			res = append(res, verify.Result{Check: comp, Status: verify.StatusFail,
+				Msg:      fmt.Sprintf("%s static pods: %s", comp, strings.Join(bad, "; ")),
+				Expected: o.KubeControlPlane, Evidence: bad,
+				Remediation: fmt.Sprintf("on the control-plane host: ls /etc/kubernetes/manifests/%s.yaml; crictl ps -a --name %s; journalctl -u kubelet", comp, comp)})
+		} else {
+			res = append(res, verify.Result{Check: comp, Status: verify.StatusOK,
+				Msg: fmt.Sprintf("%s Ready on every kube_control_plane host (%d)", comp, len(o.KubeControlPlane))})
+		}
+	}
+
+	// etcd: a host service (systemd) or kubeadm static pods.
+	var etcdPods []string
+	for i := range pods {
+		p := &pods[i]
+		if p.Labels["component"] == "etcd" || strings.HasPrefix(p.Name, "etcd-") {
+			etcdPods = append(etcdPods, p.Name)
+		}
+	}
+	switch o.EtcdDeploymentType {
+	case "host", "docker":
+		if len(etcdPods) > 0 {
+			res = append(res, verify.Result{Check: "etcd", Status: verify.StatusFail,
+				Msg:      fmt.Sprintf("etcd_deployment_type is %s but kube-system has etcd pod(s): %s", o.EtcdDeploymentType, strings.Join(etcdPods, ", ")),
+				Expected: "no etcd pod", Actual: etcdPods,
+				Remediation: "a second etcd runs as a static pod next to the host service: remove /etc/kubernetes/manifests/etcd.yaml on the listed hosts, or set etcd_deployment_type: kubeadm if that is the intended etcd"})
+		} else {
+			res = append(res, verify.Result{Check: "etcd", Status: verify.StatusOK,
+				Msg: fmt.Sprintf("no etcd pod: etcd runs as a host service (etcd_deployment_type %s)", o.EtcdDeploymentType)})
+		}
+	case "kubeadm":
+		facts.Expected = append(facts.Expected, "etcd")
+		var bad []string
+		for _, h := range o.Etcd {
+			p := podByName["etcd-"+h]
+			if p == nil || !podReady(p) {
+				bad = append(bad, "etcd-"+h)
+			}
+		}
+		if len(bad) > 0 {
+			res = append(res, verify.Result{Check: "etcd", Status: verify.StatusFail,
+				Msg:      "etcd_deployment_type is kubeadm but these etcd static pods are missing or not Ready: " + strings.Join(bad, ", "),
+				Expected: o.Etcd, Actual: etcdPods,
+				Remediation: "on the etcd host: ls /etc/kubernetes/manifests/etcd.yaml; crictl ps -a --name etcd"})
+		} else {
+			res = append(res, verify.Result{Check: "etcd", Status: verify.StatusOK, Msg: "etcd static pod Ready on every etcd host"})
+		}
+	}
+
+	// DaemonSets on every node.
+	var daemonsets []string
+	daemonsets = append(daemonsets, "kube-proxy")
+	if o.KubeNetworkPlugin == "calico" {
+		daemonsets = append(daemonsets, "calico-node")
+	}
+	if boolOr(o.EnableNodelocaldns, true) && o.dnsEnabled() {
+		daemonsets = append(daemonsets, "nodelocaldns")
+	}
+	for _, name := range daemonsets {
+		facts.Expected = append(facts.Expected, name)
+		res = append(res, checkDaemonSet(name, name, dss, pods, present))
+	}
+
+	// Deployments.
+	var deployments []string
+	if o.KubeNetworkPlugin == "calico" {
+		deployments = append(deployments, "calico-kube-controllers")
+	}
+	autoscaler := boolOr(o.EnableDNSAutoscaler, true) && o.dnsEnabled()
+	if o.dnsEnabled() {
+		deployments = append(deployments, "coredns")
+	}
+	if autoscaler {
+		deployments = append(deployments, "dns-autoscaler")
+	}
+	for _, name := range deployments {
+		facts.Expected = append(facts.Expected, name)
+		r, d := checkDeployment(name, "kube-system", name, deps)
+		res = append(res, r)
+		if name == "coredns" && d != nil {
+			if d.Spec.Replicas != nil {
+				facts.CorednsReplicas = *d.Spec.Replicas
+			}
+			want := o.CorednsReplicas
+			how := "coredns_replicas (enable_dns_autoscaler is false)"
+			if autoscaler {
+				sched, cores := 0, int64(0)
+				for _, n := range nodes {
+					if n.Spec.Unschedulable {
+						continue
+					}
+					sched++
+					if q, ok := n.Status.Capacity[corev1.ResourceCPU]; ok {
+						cores += q.Value()
+					}
+				}
+				want = AutoscaledCoreDNS(o, sched, cores)
+				how = fmt.Sprintf("dns-autoscaler's linear rule for %d schedulable nodes and %d cores (coresPerReplica %d, nodesPerReplica %d, min %d)",
+					sched, cores, o.DNSCoresPerReplica, o.DNSNodesPerReplica, o.DNSMinReplicas)
+			}
+			facts.CorednsExpected = want
+			if int(facts.CorednsReplicas) != want {
+				res = append(res, verify.Result{Check: "coredns_replicas", Status: verify.StatusWarn,
+					Msg:      fmt.Sprintf("CoreDNS has %d replicas, %s gives %d", facts.CorednsReplicas, how, want),
+					Expected: want, Actual: facts.CorednsReplicas,
+					Remediation: "kubectl -n kube-system logs deploy/dns-autoscaler; check dns_min_replicas, dns_nodes_per_replica and dns_cores_per_replica, or coredns_replicas without the autoscaler"})
+			} else {
+				res = append(res, verify.Result{Check: "coredns_replicas", Status: verify.StatusOK,
+					Msg: fmt.Sprintf("CoreDNS has %d replicas as %s gives", want, how)})
+			}
+		}
+	}
+	return res, facts, nil
+}

@@ -1,0 +1,165 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/layercheck/layercheck/verify"
+)
+
+// Taints kubespray manages (kubespray v2.31.0 roles/kubernetes/control-plane
+// removes the control-plane taint from hosts also in kube_node;
+// roles/network_plugin/calico/rr taints calico_rr-only hosts).
+const (
+	taintControlPlane = "node-role.kubernetes.io/control-plane"
+	taintCalicoRR     = "node-role.kubernetes.io/calico-rr"
+)
+
+func init() { register("nodes", func() Layer { return nodesLayer{} }) }
+
+type nodesLayer struct{}
+
+func (nodesLayer) Name() string { return "nodes" }
+
+// NodeFacts is the nodes layer's facts.
+type NodeFacts struct {
+	Expected []string `json:"expected"`
+	Found    []string `json:"found"`
+	Ready    []string `json:"ready"`
+	Extra    []string `json:"not_in_inventory,omitempty"`
+}
+
+func hasTaint(n *corev1.Node, key string, effect corev1.TaintEffect) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key && t.Effect == effect {
+			return true
+		}
+	}
+	return false
+}
+
+func nodeReady(n *corev1.Node) (bool, string) {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status == corev1.ConditionTrue {
+				return true, ""
+			}
+			return false, fmt.Sprintf("Ready=%s (%s: %s)", c.Status, c.Reason, c.Message)
+		}
+	}
+	return false, "no Ready condition (the kubelet never reported)"
+}
+
+func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
+	nodes, err := env.snap.Nodes(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	o := &env.Options
+	byName := map[string]*corev1.Node{}
+	for i := range nodes {
+		byName[nodes[i].Name] = &nodes[i]
+	}
+	facts := &NodeFacts{Expected: o.K8sCluster()}
+	for _, n := range nodes {
+		facts.Found = append(facts.Found, n.Name)
+	}
+	sort.Strings(facts.Found)
+	var res []verify.Result
+	add := func(r verify.Result) { res = append(res, r) }
+
+	var missing, notReady, wrongVersion []string
+	var details []string
+	for _, h := range o.K8sCluster() {
+		n := byName[h]
+		if n == nil {
+			missing = append(missing, h)
+			continue
+		}
+		if ok, why := nodeReady(n); ok {
+			facts.Ready = append(facts.Ready, h)
+		} else {
+			notReady = append(notReady, h)
+			details = append(details, h+": "+why)
+		}
+		if kv := n.Status.NodeInfo.KubeletVersion; strings.TrimPrefix(kv, "v") != strings.TrimPrefix(o.KubeVersion, "v") {
+			wrongVersion = append(wrongVersion, fmt.Sprintf("%s: kubelet %s", h, kv))
+		}
+	}
+	if len(missing) > 0 {
+		add(verify.Result{Check: "registered", Status: verify.StatusFail,
+			Msg:      fmt.Sprintf("%d inventory host(s) in k8s_cluster have no Node: %s", len(missing), strings.Join(missing, ", ")),
+			Expected: o.K8sCluster(), Actual: facts.Found,
+			Remediation: "run cluster.yml (or scale.yml) for these hosts with --limit; on the host, journalctl -u kubelet shows why it did not register; kubespray names Nodes after inventory_hostname unless kube_override_hostname is set"})
+	} else {
+		add(verify.Result{Check: "registered", Status: verify.StatusOK,
+			Msg: fmt.Sprintf("every k8s_cluster host (%d) is a Node", len(o.K8sCluster()))})
+	}
+	if len(notReady) > 0 {
+		add(verify.Result{Check: "ready", Status: verify.StatusFail,
+			Msg:         fmt.Sprintf("%d node(s) not Ready: %s", len(notReady), strings.Join(details, "; ")),
+			Evidence:    details,
+			Remediation: "on each node: systemctl status kubelet, journalctl -u kubelet; a NetworkPluginNotReady reason means the CNI (calico-node) is not running there"})
+	} else if len(missing) < len(o.K8sCluster()) {
+		add(verify.Result{Check: "ready", Status: verify.StatusOK, Msg: "every registered inventory node is Ready"})
+	}
+	if len(wrongVersion) > 0 {
+		add(verify.Result{Check: "kubelet_version", Status: verify.StatusFail,
+			Msg:      fmt.Sprintf("kubelet version differs from kube_version %s: %s", o.KubeVersion, strings.Join(wrongVersion, "; ")),
+			Expected: o.KubeVersion, Actual: wrongVersion,
+			Remediation: "run upgrade-cluster.yml with the intended kube_version, or set kube_version to what the cluster runs"})
+	} else if len(missing) < len(o.K8sCluster()) {
+		add(verify.Result{Check: "kubelet_version", Status: verify.StatusOK, Msg: "every kubelet runs kube_version " + o.KubeVersion})
+	}
+
+	// Taints follow the groups: the inventory is the scheduling policy.
+	var taintBad []string
+	for _, h := range o.KubeControlPlane {
+		n := byName[h]
+		if n == nil {
+			continue
+		}
+		has := hasTaint(n, taintControlPlane, corev1.TaintEffectNoSchedule)
+		if contains(o.KubeNode, h) && has {
+			taintBad = append(taintBad, fmt.Sprintf("%s is in kube_control_plane and kube_node but carries %s:NoSchedule (workloads will not be scheduled there); fix: kubectl taint nodes %s %s:NoSchedule-", h, taintControlPlane, h, taintControlPlane))
+		}
+		if !contains(o.KubeNode, h) && !has {
+			taintBad = append(taintBad, fmt.Sprintf("%s is only in kube_control_plane but lacks %s:NoSchedule (workloads may land on it); fix: kubectl taint nodes %s %s=:NoSchedule, or add it to kube_node", h, taintControlPlane, h, taintControlPlane))
+		}
+	}
+	for _, h := range o.CalicoRR {
+		n := byName[h]
+		if n == nil || contains(o.KubeNode, h) || contains(o.KubeControlPlane, h) {
+			continue
+		}
+		if !hasTaint(n, taintCalicoRR, corev1.TaintEffectNoSchedule) {
+			taintBad = append(taintBad, fmt.Sprintf("%s is only in calico_rr but lacks %s:NoSchedule; fix: kubectl taint nodes %s %s=:NoSchedule", h, taintCalicoRR, h, taintCalicoRR))
+		}
+	}
+	if len(taintBad) > 0 {
+		add(verify.Result{Check: "taints", Status: verify.StatusFail,
+			Msg:         strings.Join(taintBad, "; "),
+			Evidence:    taintBad,
+			Remediation: "the inventory groups are the scheduling policy: rerun cluster.yml --tags control-plane for the listed hosts, or apply the kubectl taint command given for each"})
+	} else if len(missing) < len(o.K8sCluster()) {
+		add(verify.Result{Check: "taints", Status: verify.StatusOK, Msg: "control-plane and calico-rr taints match the inventory groups"})
+	}
+
+	for _, n := range nodes {
+		if !contains(o.K8sCluster(), n.Name) {
+			facts.Extra = append(facts.Extra, n.Name)
+		}
+	}
+	sort.Strings(facts.Extra)
+	if len(facts.Extra) > 0 {
+		add(verify.Result{Check: "not_in_inventory", Status: verify.StatusWarn,
+			Msg:         fmt.Sprintf("%d node(s) are not in the inventory's k8s_cluster: %s", len(facts.Extra), strings.Join(facts.Extra, ", ")),
+			Actual:      facts.Extra,
+			Remediation: "add them to the inventory (kube_node) so kubespray manages them, or remove them with remove-node.yml -e node=NAME"})
+	}
+	return res, facts, nil
+}

@@ -1,0 +1,197 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"time"
+)
+
+// Options are the inventory's groups and the kubespray values the cluster
+// layers judge against. JSON names are kubespray's variable names (the
+// groups are groups['...'] as lists of inventory hostnames). Defaults,
+// applied by Defaults, are kubespray v2.31.0's: roles/kubespray_defaults/
+// defaults/main/main.yml unless a comment names another file.
+type Options struct {
+	// Inventory groups (inventory hostnames; kubespray names each Node after
+	// its inventory_hostname).
+	KubeControlPlane []string `json:"kube_control_plane"`
+	KubeNode         []string `json:"kube_node"`
+	Etcd             []string `json:"etcd"`
+	CalicoRR         []string `json:"calico_rr"`
+
+	KubeNetworkPlugin string `json:"kube_network_plugin"` // calico
+	// calico_ipip_mode / calico_vxlan_mode: Never / Always
+	// (roles/network_plugin/calico_defaults/defaults/main.yml).
+	CalicoIPIPMode  string `json:"calico_ipip_mode"`
+	CalicoVXLANMode string `json:"calico_vxlan_mode"`
+	// CalicoPoolName is calico_pool_name (default-pool); CalicoPoolCIDR is
+	// calico_pool_cidr, which defaults to kube_pods_subnet.
+	CalicoPoolName string `json:"calico_pool_name"`
+	CalicoPoolCIDR string `json:"calico_pool_cidr"`
+
+	// Booleans that default to true in kubespray are pointers: nil means
+	// kubespray's default.
+	EnableNodelocaldns  *bool  `json:"enable_nodelocaldns"`   // true
+	EnableDNSAutoscaler *bool  `json:"enable_dns_autoscaler"` // true
+	DNSMode             string `json:"dns_mode"`              // coredns
+	// CorednsReplicas is coredns_replicas, used when the autoscaler is off
+	// (roles/kubernetes-apps/ansible/defaults/main.yml: 2).
+	CorednsReplicas int `json:"coredns_replicas"`
+	// DNSMinReplicas is dns_min_replicas (default min(2, |k8s_cluster|)),
+	// DNSNodesPerReplica / DNSCoresPerReplica the linear autoscaler's
+	// parameters (16 / 256; roles/kubernetes-apps/ansible/defaults/main.yml).
+	DNSMinReplicas     int `json:"dns_min_replicas"`
+	DNSNodesPerReplica int `json:"dns_nodes_per_replica"`
+	DNSCoresPerReplica int `json:"dns_cores_per_replica"`
+
+	EtcdDeploymentType string `json:"etcd_deployment_type"` // host
+
+	MetricsServerEnabled        bool `json:"metrics_server_enabled"`         // false
+	LocalPathProvisionerEnabled bool `json:"local_path_provisioner_enabled"` // false
+	// local_path_provisioner_storage_class (local-path), _namespace
+	// (local-path-storage) and _is_default_storageclass ("true"):
+	// roles/kubernetes-apps/external_provisioner/local_path_provisioner/defaults/main.yml.
+	LocalPathProvisionerStorageClass string `json:"local_path_provisioner_storage_class"`
+	LocalPathProvisionerNamespace    string `json:"local_path_provisioner_namespace"`
+	LocalPathProvisionerIsDefault    *bool  `json:"local_path_provisioner_is_default_storageclass"`
+	HelmEnabled                      bool   `json:"helm_enabled"` // false
+
+	KubeVersion          string `json:"kube_version"`           // 1.35.4 (v2.31.0's first kubelet checksum)
+	KubeServiceAddresses string `json:"kube_service_addresses"` // 10.233.0.0/18
+	KubePodsSubnet       string `json:"kube_pods_subnet"`       // 10.233.64.0/18
+}
+
+func boolOr(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// Defaults fills unset values with kubespray v2.31.0's defaults.
+func (o *Options) Defaults() {
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&o.KubeNetworkPlugin, "calico")
+	def(&o.CalicoIPIPMode, "Never")
+	def(&o.CalicoVXLANMode, "Always")
+	def(&o.CalicoPoolName, "default-pool")
+	def(&o.DNSMode, "coredns")
+	def(&o.EtcdDeploymentType, "host")
+	def(&o.LocalPathProvisionerStorageClass, "local-path")
+	def(&o.LocalPathProvisionerNamespace, "local-path-storage")
+	def(&o.KubeVersion, "1.35.4")
+	def(&o.KubeServiceAddresses, "10.233.0.0/18")
+	def(&o.KubePodsSubnet, "10.233.64.0/18")
+	def(&o.CalicoPoolCIDR, o.KubePodsSubnet)
+	if o.CorednsReplicas == 0 {
+		o.CorednsReplicas = 2
+	}
+	if o.DNSMinReplicas == 0 {
+		o.DNSMinReplicas = min(2, len(o.K8sCluster()))
+	}
+	if o.DNSNodesPerReplica == 0 {
+		o.DNSNodesPerReplica = 16
+	}
+	if o.DNSCoresPerReplica == 0 {
+		o.DNSCoresPerReplica = 256
+	}
+}
+
+// Validate checks the values a layer would misread; errors name the option.
+func (o *Options) Validate() error {
+	for name, v := range map[string]string{"kube_pods_subnet": o.KubePodsSubnet, "kube_service_addresses": o.KubeServiceAddresses, "calico_pool_cidr": o.CalicoPoolCIDR} {
+		if _, err := netip.ParsePrefix(v); err != nil {
+			return fmt.Errorf("option %s: %q is not a CIDR", name, v)
+		}
+	}
+	for name, v := range map[string]string{"calico_ipip_mode": o.CalicoIPIPMode, "calico_vxlan_mode": o.CalicoVXLANMode} {
+		if !slices.Contains([]string{"Always", "Never", "CrossSubnet"}, v) {
+			return fmt.Errorf("option %s: %q is not one of Always, Never, CrossSubnet", name, v)
+		}
+	}
+	if !slices.Contains([]string{"host", "kubeadm", "docker"}, o.EtcdDeploymentType) {
+		return fmt.Errorf("option etcd_deployment_type: %q is not one of host, kubeadm, docker", o.EtcdDeploymentType)
+	}
+	if len(o.K8sCluster()) == 0 {
+		return fmt.Errorf("options kube_control_plane, kube_node, calico_rr: no host in k8s_cluster; pass the inventory's groups")
+	}
+	return nil
+}
+
+// K8sCluster is kubespray's k8s_cluster group (roles/dynamic_groups):
+// kube_control_plane, kube_node and calico_rr hosts, in that order,
+// without repeats.
+func (o *Options) K8sCluster() []string {
+	var out []string
+	for _, g := range [][]string{o.KubeControlPlane, o.KubeNode, o.CalicoRR} {
+		for _, h := range g {
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// Probe configures the workload probe and the local-path PVC probe.
+type Probe struct {
+	// Enabled runs the probes (default true); check mode skips them.
+	Enabled *bool `json:"probe"`
+	// Image answers HTTP with its pod name: agnhost netexec serves
+	// /hostname (default registry.k8s.io/e2e-test-images/agnhost:2.53).
+	Image string `json:"probe_image"`
+	// Port is the container port netexec listens on (default 8080).
+	Port int `json:"probe_port"`
+	// Namespace is created for the probe and deleted after it (default
+	// layercheck-probe-<random>); it must not exist beforehand.
+	Namespace string `json:"probe_namespace"`
+	// Timeout bounds the whole probe in seconds (default 120).
+	Timeout float64 `json:"probe_timeout"`
+	// Path is how the Service is reached: auto (the ClusterIP when this
+	// host can reach it, i.e. on a node, else the API server's service
+	// proxy), cluster_ip or service_proxy.
+	Path string `json:"probe_path"`
+	// AddrMap maps "host:port" the probe would contact (the ClusterIP) to
+	// the one it really contacts, for tests.
+	AddrMap map[string]string `json:"addr_map"`
+}
+
+func (p *Probe) defaults() error {
+	if p.Image == "" {
+		p.Image = "registry.k8s.io/e2e-test-images/agnhost:2.53"
+	}
+	if p.Port == 0 {
+		p.Port = 8080
+	}
+	if p.Port < 1 || p.Port > 65535 {
+		return fmt.Errorf("option probe_port: %d is not a port", p.Port)
+	}
+	if p.Timeout == 0 {
+		p.Timeout = 120
+	}
+	if p.Timeout < 0 || p.Timeout > 3600 {
+		return fmt.Errorf("option probe_timeout: %v seconds is out of range (0, 3600]", p.Timeout)
+	}
+	if p.Path == "" {
+		p.Path = "auto"
+	}
+	if !slices.Contains([]string{"auto", "cluster_ip", "service_proxy"}, p.Path) {
+		return fmt.Errorf("option probe_path: %q is not one of auto, cluster_ip, service_proxy", p.Path)
+	}
+	for from, to := range p.AddrMap {
+		for _, a := range []string{from, to} {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return fmt.Errorf("option addr_map: %q is not host:port: %v", a, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Probe) timeout() time.Duration { return time.Duration(p.Timeout * float64(time.Second)) }

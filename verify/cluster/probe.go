@@ -1,0 +1,278 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/layercheck/layercheck/verify"
+)
+
+func init() { register("probe", func() Layer { return probeLayer{} }) }
+
+type probeLayer struct{}
+
+func (probeLayer) Name() string { return "probe" }
+
+// ProbeName is the name of the probe's Deployment and Service.
+const ProbeName = "layercheck-probe"
+
+var probeLabels = map[string]string{"app.kubernetes.io/name": ProbeName, "app.kubernetes.io/managed-by": "layercheck"}
+
+// ProbeFacts is the probe layer's facts.
+type ProbeFacts struct {
+	Namespace string   `json:"namespace,omitempty"`
+	Path      string   `json:"path,omitempty"` // cluster_ip or service_proxy
+	Target    string   `json:"target,omitempty"`
+	Pods      []string `json:"pods,omitempty"`
+	Answered  []string `json:"answered,omitempty"`
+	Requests  int      `json:"requests,omitempty"`
+}
+
+func randSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// createProbeNamespace creates a fresh namespace (generateName-like, but
+// with our own suffix so the name is known before the call) or the
+// configured probe_namespace, which must not exist yet.
+func createProbeNamespace(ctx context.Context, env *Env, prefix string) (string, error) {
+	name := prefix + randSuffix()
+	if prefix == "layercheck-probe-" && env.Probe.Namespace != "" {
+		name = env.Probe.Namespace
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: probeLabels}}
+	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return "", fmt.Errorf("probe namespace %s already exists: layercheck only uses a namespace it creates (delete it or set probe_namespace to another name)", name)
+		}
+		return "", errAPI(env, "create namespace "+name, err)
+	}
+	return name, nil
+}
+
+// deleteNamespace deletes ns and waits until it is gone (the namespace
+// controller removes its objects first). It uses its own context so it
+// runs after a timeout or cancellation of the probe.
+func deleteNamespace(env *Env, ns string) error {
+	wait := env.LayerTimeout
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	fg := metav1.DeletePropagationForeground
+	err := env.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{PropagationPolicy: &fg})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("probe namespace %s not deleted: %v (delete it: kubectl delete namespace %s)", ns, errAPI(env, "delete namespace", err), ns)
+	}
+	for {
+		_, err := env.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("probe namespace %s still terminating after %s (kubectl get namespace %s -o yaml shows what blocks it)", ns, wait, ns)
+		}
+		sleep(ctx, 300*time.Millisecond)
+	}
+}
+
+func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ any, _ error) {
+	facts := &ProbeFacts{}
+	if env.CheckMode {
+		return []verify.Result{{Check: "service", Status: verify.StatusSkipped,
+			Msg: "check mode: the workload probe creates a namespace, a Deployment and a Service, so it is skipped; run without --check to prove a request through a Service"}}, facts, nil
+	}
+	if !boolOr(env.Probe.Enabled, true) {
+		return []verify.Result{{Check: "service", Status: verify.StatusSkipped, Msg: "probe: false"}}, facts, nil
+	}
+	ns, err := createProbeNamespace(ctx, env, "layercheck-probe-")
+	if err != nil {
+		return nil, facts, err
+	}
+	facts.Namespace = ns
+	defer func() {
+		if derr := deleteNamespace(env, ns); derr != nil {
+			res = append(res, verify.Result{Check: "cleanup", Status: verify.StatusFail, Msg: derr.Error(),
+				Remediation: "kubectl delete namespace " + ns})
+		} else {
+			res = append(res, verify.Result{Check: "cleanup", Status: verify.StatusOK, Msg: "probe namespace " + ns + " deleted"})
+		}
+	}()
+	r := runProbe(ctx, env, ns, facts)
+	return []verify.Result{r}, facts, nil
+}
+
+func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verify.Result {
+	p := &env.Probe
+	ctx, cancel := context.WithTimeout(ctx, p.timeout())
+	defer cancel()
+	fail := func(msg, fix string) verify.Result {
+		return verify.Result{Check: "service", Status: verify.StatusFail, Msg: msg, Evidence: facts, Remediation: fix}
+	}
+	replicas := int32(2)
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: ProbeName, Labels: probeLabels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: probeLabels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: probeLabels},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{
+						Name: "netexec", Image: p.Image,
+						Args:  []string{"netexec", "--http-port=" + strconv.Itoa(p.Port)},
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: int32(p.Port)}},
+						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+							Path: "/hostname", Port: intstr.FromInt32(int32(p.Port))}}},
+					}},
+					TerminationGracePeriodSeconds: new(int64),
+					// Spread the two replicas over two nodes when there are.
+					Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+						PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100,
+							PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname",
+								LabelSelector: &metav1.LabelSelector{MatchLabels: probeLabels}}}}}},
+				},
+			},
+		},
+	}
+	if _, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		return fail("create probe Deployment: "+errAPI(env, "create deployment", err).Error(), "check that the admin kubeconfig may create Deployments")
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: ProbeName, Labels: probeLabels},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: probeLabels,
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(int32(p.Port))}}},
+	}
+	created, err := env.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		return fail("create probe Service: "+errAPI(env, "create service", err).Error(), "check kube_service_addresses has free addresses")
+	}
+	clusterIP := created.Spec.ClusterIP
+
+	// Wait for both replicas Ready.
+	for {
+		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, ProbeName, metav1.GetOptions{})
+		if err == nil && d.Status.ReadyReplicas >= replicas {
+			break
+		}
+		if ctx.Err() != nil {
+			ready := int32(0)
+			if d != nil {
+				ready = d.Status.ReadyReplicas
+			}
+			return fail(fmt.Sprintf("probe Deployment %s/%s: %d/%d replicas Ready after %s", ns, ProbeName, ready, replicas, p.timeout()),
+				fmt.Sprintf("the pods never became Ready: image %s pullable from the nodes? (kubectl -n %s describe pods during a run; set probe_image to a mirror for offline clusters), schedulable nodes in kube_node?", p.Image, ns))
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
+	pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + ProbeName})
+	if err != nil {
+		return fail("list probe pods: "+errAPI(env, "list pods", err).Error(), "")
+	}
+	want := map[string]bool{}
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp == nil && podReady(&pod) {
+			want[pod.Name] = true
+			facts.Pods = append(facts.Pods, pod.Name)
+		}
+	}
+	sort.Strings(facts.Pods)
+
+	path := p.Path
+	target := net.JoinHostPort(clusterIP, "80")
+	if m, ok := p.AddrMap[target]; ok {
+		target = m
+	}
+	if path == "auto" {
+		path = "service_proxy"
+		d := net.Dialer{Timeout: min(env.Timeout, 2*time.Second)}
+		if c, err := d.DialContext(ctx, "tcp", target); err == nil {
+			c.Close()
+			path = "cluster_ip"
+		}
+	}
+	facts.Path = path
+	httpc := env.HTTP
+	if httpc == nil {
+		httpc = &http.Client{Timeout: env.Timeout}
+	}
+	ask := func() (string, error) {
+		if path == "cluster_ip" {
+			facts.Target = "http://" + target + "/hostname (ClusterIP " + clusterIP + ", the kube-proxy path)"
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+target+"/hostname", nil)
+			resp, err := httpc.Do(req)
+			if err != nil {
+				return "", err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(io.LimitReader(resp.Body, 512))
+			if resp.StatusCode != http.StatusOK {
+				return "", fmt.Errorf("HTTP %d", resp.StatusCode)
+			}
+			return strings.TrimSpace(string(b)), err
+		}
+		facts.Target = fmt.Sprintf("%s/api/v1/namespaces/%s/services/http:%s:80/proxy/hostname (the API server's service proxy)", env.Server, ns, ProbeName)
+		rctx, rcancel := context.WithTimeout(ctx, env.Timeout)
+		defer rcancel()
+		b, err := env.Kube.CoreV1().Services(ns).ProxyGet("http", ProbeName, "80", "hostname", nil).DoRaw(rctx)
+		return strings.TrimSpace(string(b)), err
+	}
+	answered := map[string]bool{}
+	var lastErr error
+	for len(answered) < len(want) || len(want) == 0 {
+		if ctx.Err() != nil {
+			break
+		}
+		facts.Requests++
+		name, err := ask()
+		if err != nil {
+			lastErr = err
+		} else if name != "" {
+			answered[name] = true
+		}
+		if len(answered) < len(want) {
+			sleep(ctx, 100*time.Millisecond)
+		}
+	}
+	for n := range answered {
+		facts.Answered = append(facts.Answered, n)
+	}
+	sort.Strings(facts.Answered)
+	if len(want) > 0 && len(answered) >= len(want) {
+		return verify.Result{Check: "service", Status: verify.StatusOK,
+			Msg: fmt.Sprintf("Service %s/%s answered with both pod names (%s) via %s in %d request(s)", ns, ProbeName,
+				strings.Join(facts.Answered, ", "), path, facts.Requests), Evidence: facts}
+	}
+	var missing []string
+	for n := range want {
+		if !answered[n] {
+			missing = append(missing, n)
+		}
+	}
+	sort.Strings(missing)
+	msg := fmt.Sprintf("Service %s/%s via %s: %d request(s) in %s answered by [%s], never by [%s]", ns, ProbeName, path, facts.Requests, p.timeout(),
+		strings.Join(facts.Answered, ", "), strings.Join(missing, ", "))
+	if lastErr != nil {
+		msg += "; last error: " + lastErr.Error()
+	}
+	fix := "a pod that is Ready but never answers through the Service: kube-proxy rules (ipvsadm -Ln / iptables-save | grep " + ProbeName + ") or pod-to-pod traffic between nodes (calico encapsulation, a firewall dropping VXLAN udp/4789 or IPIP protocol 4)"
+	if path == "service_proxy" {
+		fix = "the API server could not reach that pod's IP: routes from the control plane to the pod network (calico on the control-plane nodes, a firewall between nodes), or kube-proxy/endpoints (kubectl -n NAMESPACE get endpointslices)"
+	}
+	return fail(msg, fix)
+}

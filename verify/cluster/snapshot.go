@@ -1,0 +1,99 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Snapshot holds the lists the layers share: each is one list call, made
+// once per run by the first layer that needs it, whatever the node count.
+type Snapshot struct {
+	env *Env
+
+	nodesOnce sync.Once
+	nodes     []corev1.Node
+	nodesErr  error
+
+	podsOnce sync.Once
+	pods     []corev1.Pod
+	podsErr  error
+
+	dsOnce sync.Once
+	ds     []appsv1.DaemonSet
+	dsErr  error
+
+	depOnce sync.Once
+	deps    []appsv1.Deployment
+	depErr  error
+}
+
+// Nodes lists the cluster's Nodes.
+func (s *Snapshot) Nodes(ctx context.Context) ([]corev1.Node, error) {
+	s.nodesOnce.Do(func() {
+		l, err := s.env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			s.nodesErr = errAPI(s.env, "list nodes", err)
+			return
+		}
+		s.nodes = l.Items
+	})
+	return s.nodes, s.nodesErr
+}
+
+// KubeSystemPods lists the pods in kube-system.
+func (s *Snapshot) KubeSystemPods(ctx context.Context) ([]corev1.Pod, error) {
+	s.podsOnce.Do(func() {
+		l, err := s.env.Kube.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			s.podsErr = errAPI(s.env, "list pods in kube-system", err)
+			return
+		}
+		s.pods = l.Items
+	})
+	return s.pods, s.podsErr
+}
+
+// DaemonSets lists the DaemonSets in kube-system.
+func (s *Snapshot) DaemonSets(ctx context.Context) ([]appsv1.DaemonSet, error) {
+	s.dsOnce.Do(func() {
+		l, err := s.env.Kube.AppsV1().DaemonSets("kube-system").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			s.dsErr = errAPI(s.env, "list daemonsets in kube-system", err)
+			return
+		}
+		s.ds = l.Items
+	})
+	return s.ds, s.dsErr
+}
+
+// Deployments lists the Deployments of every namespace (kube-system and
+// the add-ons' own, such as local-path-storage).
+func (s *Snapshot) Deployments(ctx context.Context) ([]appsv1.Deployment, error) {
+	s.depOnce.Do(func() {
+		l, err := s.env.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			s.depErr = errAPI(s.env, "list deployments", err)
+			return
+		}
+		s.deps = l.Items
+	})
+	return s.deps, s.depErr
+}
+
+// rawGet GETs an absolute API path (nil client: not available, as with
+// client-go's fake clientset).
+func rawGet(ctx context.Context, env *Env, path string) ([]byte, error) {
+	rc := env.Kube.Discovery().RESTClient()
+	if rc == nil {
+		return nil, fmt.Errorf("GET %s: this client has no REST transport", path)
+	}
+	return rc.Get().AbsPath(path).Do(ctx).Raw()
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
