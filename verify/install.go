@@ -236,8 +236,14 @@ func kubeadmDrift(env *Env, f *InstallFacts, kc *KubeadmConfig) []Result {
 	host := hostName(env)
 	file := f.KubeadmConfigPath
 	var results []Result
-	fix := func(v string) string {
-		return fmt.Sprintf("either set %s in the inventory to the installed value, or change the cluster to match: %s is fixed at install time (changing it needs kubespray's documented procedure, e.g. upgrade-cluster.yml for kube_version), then re-run cluster.yml", v, v)
+	fix := func(v, installed string) string {
+		switch v {
+		case "kube_version":
+			return fmt.Sprintf("set kube_version: %s in the inventory to match the cluster, or upgrade the cluster to the inventory's version with kubespray's upgrade-cluster.yml (cluster.yml does not upgrade)", strings.TrimPrefix(installed, "v"))
+		case "kube_proxy_mode":
+			return fmt.Sprintf("set kube_proxy_mode: %s in the inventory, or re-run cluster.yml to switch kube-proxy to the inventory's mode (kubespray rewrites the kube-proxy configuration)", installed)
+		}
+		return fmt.Sprintf("%s cannot change on an installed cluster: set %s: %s back in the inventory (group_vars/k8s_cluster), then re-run cluster.yml", v, v, installed)
 	}
 	cmp := func(variable, want, got, field string, equal func(a, b string) bool) {
 		if want == "" {
@@ -255,7 +261,7 @@ func kubeadmDrift(env *Env, f *InstallFacts, kc *KubeadmConfig) []Result {
 		f.Drift = append(f.Drift, Drift{Variable: variable, Inventory: want, Installed: got, Where: where})
 		results = append(results, Result{Check: "drift:" + variable, Status: StatusFail,
 			Msg:      fmt.Sprintf("%s is %q in the inventory but %q on %s (%s)", variable, want, got, host, where),
-			Expected: want, Actual: got, Remediation: fix(variable)})
+			Expected: want, Actual: got, Remediation: fix(variable, got)})
 	}
 	if kc.Cluster == nil {
 		results = append(results, Result{Check: "kubeadm_config", Status: StatusFail,

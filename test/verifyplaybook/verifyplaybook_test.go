@@ -213,7 +213,7 @@ func TestVerifyPlaybookBrokenVariants(t *testing.T) {
 			want:    []string{"loopback nameserver 127.0.0.53", "kube_resolv_conf"}},
 		{name: "podSubnet drift", etcdUp: true, layer: "install",
 			inventory: inventory + "\n[all:vars]\nkube_pods_subnet=10.244.0.0/16\n",
-			want:      []string{`kube_pods_subnet is \"10.244.0.0/16\" in the inventory but \"10.233.64.0/18\" on node1`, "podSubnet", "FIX: either set kube_pods_subnet"}},
+			want:      []string{`kube_pods_subnet is \"10.244.0.0/16\" in the inventory but \"10.233.64.0/18\" on node1`, "podSubnet", "FIX: kube_pods_subnet cannot change on an installed cluster: set kube_pods_subnet: 10.233.64.0/18 back"}},
 		{name: "etcd down", etcdUp: false, layer: "etcd",
 			want: []string{"etcd endpoint https://127.0.0.1:2379", "connection refused", "systemctl status etcd"}},
 	}
