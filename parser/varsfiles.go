@@ -3,6 +3,7 @@ package parser
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,9 @@ import (
 
 // yamlExts is ansible-core's YAML_FILENAME_EXTENSIONS.
 var yamlExts = []string{".yml", ".yaml", ".json"}
+
+// findExts is the order find_vars_files tries: the bare name first.
+var findExts = []string{"", ".yml", ".yaml", ".json"}
 
 // loadVarsFiles reads group_vars/ and host_vars/ beside each source, as the
 // host_group_vars vars plugin does (DataLoader.find_vars_files: the name
@@ -60,9 +64,9 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 	if err != nil {
 		return fmt.Errorf("%s: %v", base, err)
 	}
-	present := map[string]bool{}
+	present := map[string]fs.DirEntry{}
 	for _, e := range entries {
-		present[e.Name()] = true
+		present[e.Name()] = e
 	}
 	// every name a file or directory here can stand for
 	names := map[string]bool{}
@@ -106,18 +110,23 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 }
 
 // findVarsFiles is DataLoader.find_vars_files for one entity name.
-func findVarsFiles(base, name string, present map[string]bool) ([]string, error) {
-	for _, ext := range append([]string{""}, yamlExts...) {
+func findVarsFiles(base, name string, present map[string]fs.DirEntry) ([]string, error) {
+	for _, ext := range findExts {
 		n := name + ext
-		if !present[n] {
+		e := present[n]
+		if e == nil {
 			continue
 		}
 		full := filepath.Join(base, n)
-		st, err := os.Stat(full)
-		if err != nil {
-			continue // a dangling link does not exist for os.path.exists
+		isDir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(full)
+			if err != nil {
+				continue // a dangling link does not exist for os.path.exists
+			}
+			isDir = st.IsDir()
 		}
-		if st.IsDir() {
+		if isDir {
 			return dirVarsFiles(full)
 		}
 		return []string{full}, nil

@@ -118,18 +118,22 @@ func loadYAML(file string, data []byte, warn func(string)) (v *Value, err error)
 			v, err = nil, fmt.Errorf("%s: YAML could not be loaded: %v", file, r)
 		}
 	}()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
+	if mayHoldSeveralDocs(data) {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, nil
+			}
+			return nil, yamlErr(file, err)
 		}
-		return nil, yamlErr(file, err)
-	}
-	var second yaml.Node
-	if err := dec.Decode(&second); err == nil {
-		return nil, &YAMLError{Pos{file, second.Line, second.Column}, "expected a single document in the stream, but found another document"}
-	} else if !errors.Is(err, io.EOF) {
+		var second yaml.Node
+		if err := dec.Decode(&second); err == nil {
+			return nil, &YAMLError{Pos{file, second.Line, second.Column}, "expected a single document in the stream, but found another document"}
+		} else if !errors.Is(err, io.EOF) {
+			return nil, yamlErr(file, err)
+		}
+	} else if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlErr(file, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -138,8 +142,13 @@ func loadYAML(file string, data []byte, warn func(string)) (v *Value, err error)
 	if warn == nil {
 		warn = func(string) {}
 	}
-	l := &yamlLoader{file: file, memo: map[memoKey]*Value{}, sizes: map[*yaml.Node]int64{}, warn: warn}
-	if n := l.size(doc.Content[0], 0); n > maxExpandedValues {
+	l := &yamlLoader{file: file, memo: map[memoKey]*Value{}, warn: warn}
+	if hasAlias(doc.Content[0], 0) {
+		l.sizes = map[*yaml.Node]int64{}
+	}
+	if l.sizes == nil {
+		// no aliases: nothing can expand
+	} else if n := l.size(doc.Content[0], 0); n > maxExpandedValues {
 		return nil, &YAMLError{Pos{file, doc.Content[0].Line, doc.Content[0].Column},
 			fmt.Sprintf("YAML aliases expand to more than %d values (an alias bomb?); refusing to load", maxExpandedValues)}
 	}
@@ -156,6 +165,27 @@ func yamlErr(file string, err error) error {
 		return &YAMLError{Pos{File: file, Line: n}, m[2]}
 	}
 	return fmt.Errorf("%s: %s", file, strings.TrimPrefix(s, "yaml: "))
+}
+
+// mayHoldSeveralDocs reports whether data has a document marker ("---" or
+// "...") after its first line; only then is the slower stream decoder used
+// to find a second document.
+func mayHoldSeveralDocs(data []byte) bool {
+	return bytes.Contains(data, []byte("\n---")) || bytes.Contains(data, []byte("\n..."))
+}
+
+// hasAlias reports whether the tree under n uses an alias (or is too deep
+// to walk cheaply, in which case size decides).
+func hasAlias(n *yaml.Node, depth int) bool {
+	if n.Kind == yaml.AliasNode || depth > 10000 {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAlias(c, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // size is the number of values n expands to, aliases included, memoised so
@@ -195,6 +225,10 @@ func (l *yamlLoader) construct(n *yaml.Node) (*Value, error) {
 			return nil, l.errf(n, "unknown alias %q", n.Value)
 		}
 		return l.construct(n.Alias)
+	}
+	if n.Anchor == "" {
+		// only anchored nodes can be reached twice
+		return l.constructNew(n)
 	}
 	key := memoKey{n, l.unsafe > 0}
 	if v, ok := l.memo[key]; ok {
