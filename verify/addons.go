@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strings"
+	"time"
 )
 
 // The addons layer checks the node side of kubespray's add-ons: helm at
@@ -41,6 +43,28 @@ type PathFacts struct {
 	Present bool   `json:"present"`
 	IsDir   bool   `json:"is_dir"`
 }
+
+// helmVersionCommand runs `helm version --short` (e.g. "v3.17.3+ge4da497")
+// with the network timeout and returns the version part.
+func helmVersionCommand(ctx context.Context, env *Env, bin string) (string, error) {
+	timeout := env.NetTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := env.Cmder.Command(cctx, bin, "version", "--short").Output()
+	if err != nil {
+		return "", err
+	}
+	m := helmShortVersion.FindStringSubmatch(string(out))
+	if m == nil {
+		return "", fmt.Errorf("unexpected helm version output %q", strings.TrimSpace(string(out)))
+	}
+	return m[1], nil
+}
+
+var helmShortVersion = regexp.MustCompile(`^\s*(v\d+\.\d+\.\d+[^\s+]*)`)
 
 // helm's Makefile stamps the version with
 // -X helm.sh/helm/v3/internal/version.version=v3.x.y (v4 likewise).
@@ -83,6 +107,13 @@ func (addonsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 		} else {
 			h.Present = true
 			v, src, verr := HelmVersion(env.Path(real))
+			if v == "" && env.Cmder != nil {
+				// Release builds use -trimpath, which keeps -ldflags out of
+				// the build information: ask helm itself, bounded in time.
+				if hv, err := helmVersionCommand(ctx, env, env.Path(real)); err == nil {
+					v, src, verr = hv, "helm version --short", nil
+				}
+			}
 			h.Version, h.VersionSource = v, src
 			switch {
 			case verr != nil:

@@ -389,7 +389,47 @@ func TestAddonsLayer(t *testing.T) {
 	if h := facts.(*AddonsFacts).Helm; h.Version != "v3.17.3" || h.VersionSource != "ldflags" {
 		t.Errorf("helm: %+v", h)
 	}
+
+	// A release build uses -trimpath, so the build information keeps no
+	// -ldflags: the version then comes from `helm version --short` through
+	// the Cmder seam, and only when there is one.
+	cmd = exec.Command("go", "build", "-trimpath", "-o", tr.Path("/usr/local/bin/helm"), "-ldflags", "-X helm.sh/helm/v3/internal/version.version=v3.17.3", ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build fake helm: %v\n%s", err, b)
+	}
+	_, facts, err = addonsLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if h := facts.(*AddonsFacts).Helm; h.Version != "" || !h.Present {
+		t.Errorf("trimpath helm without Cmder: %+v", h)
+	}
+	fc := &addonsFakeCmder{out: "v3.17.3+ge4da497\n"}
+	env.Cmder = fc
+	_, facts, err = addonsLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if h := facts.(*AddonsFacts).Helm; h.Version != "v3.17.3" || h.VersionSource != "helm version --short" {
+		t.Errorf("trimpath helm with Cmder: %+v", h)
+	}
+	if len(fc.calls) != 1 || fc.calls[0] != tr.Path("/usr/local/bin/helm")+" version --short" {
+		t.Errorf("commands run: %q", fc.calls)
+	}
 }
+
+// addonsFakeCmder answers every command with out and records the command lines.
+type addonsFakeCmder struct {
+	out   string
+	calls []string
+}
+
+func (f *addonsFakeCmder) Command(_ context.Context, name string, args ...string) Cmd {
+	f.calls = append(f.calls, strings.Join(append([]string{name}, args...), " "))
+	return addonsFakeCmd(f.out)
+}
+
+type addonsFakeCmd string
+
+func (c addonsFakeCmd) Output() ([]byte, error) { return []byte(c), nil }
 
 func TestSharedOracleHelpers(t *testing.T) {
 	// opensslName keeps the written RDN order.

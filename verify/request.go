@@ -97,6 +97,11 @@ func (r *Request) Env() (*Env, error) {
 	if useSystemd {
 		env.Systemd = NewSystemctl()
 	}
+	// Programs under a fixture root are not for this machine: only a check
+	// of the real root may run them.
+	if root == "/" {
+		env.Cmder = LocalCmder{}
+	}
 	return env, nil
 }
 

@@ -322,6 +322,9 @@ type Env struct {
 	AddrMap map[string]string
 	// Systemd reads unit state; nil means the host has no systemd.
 	Systemd Systemd
+	// Cmder runs node programs (e.g. `helm version --short` when the
+	// binary carries no readable version); nil means never run any.
+	Cmder Cmder
 }
 
 // Systemd reads the state of a unit as `systemctl show` gives it.
