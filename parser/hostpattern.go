@@ -3,6 +3,7 @@ package parser
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 	"strconv"
@@ -125,8 +126,9 @@ func parseAddress(address string, allowRanges bool) (string, *Value, error) {
 	return address, port, nil
 }
 
-// maxRangeHosts bounds what one host pattern may expand to.
-const maxRangeHosts = 1_000_000
+// maxRangeHosts bounds what one host pattern may expand to (Ansible has no
+// bound; no real inventory comes near it, a typo like web[1:10000000] does).
+const maxRangeHosts = 100_000
 
 // expandHostPattern is BaseInventoryPlugin._expand_hostpattern.
 func expandHostPattern(pattern string) ([]string, *Value, error) {
@@ -219,7 +221,11 @@ func expandHostnameRange(line string, out *[]string) error {
 		if st == 0 {
 			return errors.New("range() arg 3 must not be zero")
 		}
-		if st > 0 && (e+1-b)/st > maxRangeHosts || st < 0 && (b-e-1)/(-st) > maxRangeHosts {
+		span := new(big.Int).Sub(big.NewInt(e), big.NewInt(b)) // e - b, without overflow
+		if st < 0 {
+			span.Neg(span)
+		}
+		if span.Cmp(big.NewInt(maxRangeHosts*absInt64(st))) > 0 || e == math.MaxInt64 || b == math.MaxInt64 || e == math.MinInt64 || b == math.MinInt64 {
 			return fmt.Errorf("host range [%s] expands to more than %d hosts", nrange, maxRangeHosts)
 		}
 		for i := b; (st > 0 && i < e+1) || (st < 0 && i > e+1); i += st {
@@ -240,6 +246,19 @@ func expandHostnameRange(line string, out *[]string) error {
 		}
 	}
 	return nil
+}
+
+func absInt64(n int64) int64 {
+	if n < 0 {
+		if n == math.MinInt64 {
+			return math.MaxInt64 / maxRangeHosts
+		}
+		return -n
+	}
+	if n > math.MaxInt64/maxRangeHosts {
+		return math.MaxInt64 / maxRangeHosts
+	}
+	return n
 }
 
 // pyIntStr is Python's int(str): surrounding whitespace, a sign and "_"
