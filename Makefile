@@ -4,12 +4,12 @@ SHELL := /bin/bash
 GO ?= go
 export CGO_ENABLED := 0
 
-MODULES := inventory_lint node_facts
+MODULES := inventory_lint node_facts cluster_facts
 ARCHES  := amd64 arm64
 MODULE_BINS := $(foreach m,$(MODULES),$(foreach a,$(ARCHES),plugins/modules/$(m)_linux_$(a)))
 VERSION := $(shell awk '/^version:/ {print $$2}' galaxy.yml 2>/dev/null)
 
-.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean
+.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness
 
 all: build
 
@@ -47,6 +47,12 @@ test: venv modules
 # and oracles): corpus and oracle comparisons.
 test-shared: venv modules
 	$(GO) test -count=1 -tags shared ./...
+
+# kube-apiserver for test/clusterverify, built from k8s.io/kubernetes by the
+# separate module test/kubeharness into .cache/kube/<version>/ (git-ignored);
+# kept when already built (the first build takes minutes).
+kube-harness:
+	./test/kubeharness/build.sh
 
 generate:
 	$(GO) generate ./kubespray/...
