@@ -87,6 +87,10 @@ func (inv *Inventory) addGroup(name string) *Group {
 		return g
 	}
 	g := &Group{Name: name, Vars: NewMap(), Priority: 1, hostSet: map[string]bool{}}
+	if invalidGroupChars.MatchString(name) {
+		// TRANSFORM_INVALID_GROUP_CHARS=never, ansible-core's default: kept, warned
+		inv.warnf("Invalid characters were found in group name %q but not replaced (Ansible group names should be valid variable names)", name)
+	}
 	inv.groups[name] = g
 	inv.Groups = append(inv.Groups, g)
 	return g
@@ -448,6 +452,9 @@ func merge(dst, src *Map) *Map {
 	}
 	return dst
 }
+
+// invalidGroupChars is ansible-core's C.INVALID_VARIABLE_NAMES.
+var invalidGroupChars = regexp.MustCompile(`^[\d\W]|[^\w]`)
 
 // Ansible's IGNORED regex for directory sources: hidden names, group_vars,
 // host_vars, vars_plugins and INVENTORY_IGNORE_EXTS.

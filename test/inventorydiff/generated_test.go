@@ -289,6 +289,7 @@ tie=bbb
 		"host_vars/h1.yml":        "hv: host_vars\nd: {c: 3}\n",
 	})
 	out := compareList(t, 2, "-i", filepath.Join(dir, "inventory.ini"))
+	compareHost(t, "h1", "-i", filepath.Join(dir, "inventory.ini"), "-e", "x=extra")
 	h1 := out["_meta"].(map[string]any)["hostvars"].(map[string]any)["h1"].(map[string]any)
 	if show(h1["hv"]) != `"host_vars"` || show(h1["p"]) != `"host_inv_p"` {
 		t.Errorf("ansible-inventory precedence is not what the case was written for: hv=%s p=%s", show(h1["hv"]), show(h1["p"]))

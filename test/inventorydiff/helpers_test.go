@@ -331,3 +331,23 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatalf("copying %s: %v", src, err)
 	}
 }
+
+// compareHost compares `--host name` output of both tools.
+func compareHost(t *testing.T, host string, args ...string) {
+	t.Helper()
+	args = append(args, "--host", host)
+	a := ansibleInventory(t, args...)
+	if a.code != 0 {
+		t.Fatalf("ansible-inventory %s: exit %d\n%s", strings.Join(args, " "), a.code, a.stderr)
+	}
+	l := layercheck(t, args...)
+	if l.code != 0 {
+		t.Fatalf("layercheck inventory %s: exit %d\n%s", strings.Join(args, " "), l.code, l.stderr)
+	}
+	if !bytes.Equal(bytes.TrimSpace(a.stdout), bytes.TrimSpace(l.stdout)) {
+		t.Fatalf("--host %s differs (line %d):\nansible-inventory:\n%s\nlayercheck:\n%s", host, firstDiffLine(a.stdout, l.stdout), a.stdout, l.stdout)
+	}
+	if len(bytes.TrimSpace(a.stdout)) < 10 {
+		t.Fatalf("--host %s: ansible-inventory printed no variables: %s", host, a.stdout)
+	}
+}
