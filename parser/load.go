@@ -49,10 +49,12 @@ func Load(sources ...string) (*Inventory, error) {
 		}
 		parsedAny = parsedAny || ok
 	}
-	if !parsedAny && len(sources) > 0 {
+	if parsedAny {
+		inv.reconcile()
+	} else if len(sources) > 0 {
+		// as Ansible: without a parsed source the inventory is not reconciled
 		inv.warnf("No inventory was parsed, only implicit localhost is available")
 	}
-	inv.reconcile()
 	if err := inv.loadVarsFiles(); err != nil {
 		return nil, err
 	}

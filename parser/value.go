@@ -159,6 +159,9 @@ type Map struct {
 	Values map[string]*Value
 
 	keyPos map[string]Pos
+	// keyKind records keys that were not strings in the source (an int or
+	// bool YAML key), by their kind.
+	keyKind map[string]Kind
 }
 
 // NewMap returns an empty Map.
@@ -203,4 +206,16 @@ func (m *Map) SetKeyPos(key string, p Pos) {
 		m.keyPos = map[string]Pos{}
 	}
 	m.keyPos[key] = p
+}
+
+// KeyKind is the type the key had in the source: KindString for a string
+// key, else KindInt, KindBool, KindFloat or KindNull (JSON-style text in Keys).
+func (m *Map) KeyKind(key string) Kind {
+	if m == nil || m.keyKind == nil {
+		return KindString
+	}
+	if k, ok := m.keyKind[key]; ok {
+		return k
+	}
+	return KindString
 }

@@ -103,6 +103,9 @@ func (inv *Inventory) yamlGroup(name string, data *Value, posOfKey Pos, depth in
 				if hpos.File == "" {
 					hpos = hv.Pos
 				}
+				if sv.Map.KeyKind(pattern) != KindString {
+					return "", fmt.Errorf("%s: Host pattern %s must be a string. Enclose integers/floats in quotation marks.", hpos, pattern)
+				}
 				hosts, port, err := expandHostPattern(pattern)
 				if err != nil {
 					return "", fmt.Errorf("%s: %v", hv.Pos, err)

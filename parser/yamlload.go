@@ -412,6 +412,12 @@ func (l *yamlLoader) mapping(n *yaml.Node) (*Value, error) {
 		ids[id] = ks
 		m.Set(ks, vv)
 		m.SetKeyPos(ks, l.pos(p[0]))
+		if kv.Kind != KindString && kv.Kind != KindVault {
+			if m.keyKind == nil {
+				m.keyKind = map[string]Kind{}
+			}
+			m.keyKind[ks] = kv.Kind
+		}
 	}
 	return &Value{Kind: KindMap, Map: m, Pos: l.pos(n), Origin: OriginYAML}, nil
 }

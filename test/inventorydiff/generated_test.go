@@ -520,3 +520,33 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// A file that fails half way inside a directory source leaves what it had
+// added (ansible-core does not roll back); with no file parsed at all the
+// inventory is not reconciled either.
+func TestPartialFailureInDirectory(t *testing.T) {
+	bad := `all:
+  children:
+    a:
+      hosts: {x1: {v: 1}}
+      vars: {ansible_group_priority: 7, gv: a}
+    b:
+      children:
+        a:
+          hosts: {x2: }
+      vars: {gv: b}
+a:
+  vars: {gv2: top}
+  hosts:
+    x1: {v: 2}
+c:
+  hosts: {1: }
+`
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"mixed/bad.yml": bad, "mixed/z.ini": "[z]\nz1\n",
+		"only/bad.yml": bad,
+	})
+	compareList(t, 3, "-i", filepath.Join(dir, "mixed"))
+	compareList(t, 0, "-i", filepath.Join(dir, "only"))
+}
