@@ -317,6 +317,28 @@ func (l *yamlLoader) constructAs(n *yaml.Node, tag string) (*Value, error) {
 				v.List = append(v.List, cv)
 			}
 			return v, nil
+		case (tag == "tag:yaml.org,2002:omap" || tag == "tag:yaml.org,2002:pairs") && n.Kind == yaml.SequenceNode:
+			// deprecated in ansible-core 2.19: a list of (key, value) pairs
+			l.warn(fmt.Sprintf("%s: Use of the YAML `!!%s` tag is deprecated.", l.pos(n), strings.TrimPrefix(tag, "tag:yaml.org,2002:")))
+			v := &Value{Kind: KindList, Pos: l.pos(n), Origin: OriginYAML, List: []*Value{}}
+			for _, item := range n.Content {
+				if item.Kind == yaml.AliasNode && item.Alias != nil {
+					item = item.Alias
+				}
+				if item.Kind != yaml.MappingNode || len(item.Content) != 2 {
+					return nil, l.errf(item, "while constructing an ordered map: expected a single mapping item")
+				}
+				k, err := l.construct(item.Content[0])
+				if err != nil {
+					return nil, err
+				}
+				val, err := l.construct(item.Content[1])
+				if err != nil {
+					return nil, err
+				}
+				v.List = append(v.List, &Value{Kind: KindList, Pos: l.pos(item), Origin: OriginYAML, List: []*Value{k, val}})
+			}
+			return v, nil
 		case tag == "tag:yaml.org,2002:set" && n.Kind == yaml.MappingNode:
 			m, err := l.mapping(n)
 			if err != nil {

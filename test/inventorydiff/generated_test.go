@@ -193,11 +193,60 @@ y80: 00
 y81: {1: a, 1.5: b, null: c, true: d, 2: e}
 `
 
+// yamlStructures covers block/flow forms, explicit tags, !!omap, nested
+// !unsafe, escapes and keys that are not strings.
+const yamlStructures = `multi: this is
+  a multiline plain
+quoted_multi: "a
+  b"
+"quoted key": 1
+? complex
+: v
+seq_of_maps:
+  - a: 1
+    b: [x, {y: z}]
+  - !!str 2
+omap: !!omap [a: 1, b: 2]
+nested_unsafe: !unsafe
+  k: [1, '{{x}}', {y: z}]
+tagged_int: !!int 0x1F
+tagged_bool: !!bool yes
+tagged_null: !!null ''
+tagged_float: !!float 1
+esc: "\x41\u00e9\t\n\\"
+sq: 'it''s'
+lit_keep: |+
+  keep
+
+lit_strip: |-
+  strip
+fold: >-
+  folded
+  lines
+
+  para
+empty_str: ""
+empty_list: []
+empty_map: {}
+tilde_str: "~"
+colon_val: a:b
+url: http://x.y/z?a=b#c
+ip6: fe80::1
+ver: 1.10
+ver2: 1.1.1
+time_like: 12:30
+neg_sex: -1:30:00
+plus_sex: +1:30
+bool_key: {yes: 1, no: 0, on: 2}
+null_key: {~: a}
+`
+
 func TestYAML11Scalars(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
-		"hosts.ini":                  "[g]\nh1\n",
-		"group_vars/all/scalars.yml": yaml11Scalars,
+		"hosts.ini":                     "[g]\nh1\n",
+		"group_vars/all/scalars.yml":    yaml11Scalars,
+		"group_vars/all/structures.yml": yamlStructures,
 	})
 	compareList(t, 1, "-i", filepath.Join(dir, "hosts.ini"))
 }
