@@ -1,0 +1,68 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/layercheck/layercheck/internal/testutil"
+)
+
+func TestClusterOptionsFromSample(t *testing.T) {
+	o, warnings, err := ClusterOptions([]string{filepath.Join(testutil.RepoRoot(), "inventory-samples", "kubespray-3node")}, []string{"kube_pods_subnet=10.200.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := []string{"node1", "node2", "node3"}
+	if !reflect.DeepEqual(o.KubeControlPlane, hosts) || !reflect.DeepEqual(o.KubeNode, hosts) || !reflect.DeepEqual(o.Etcd, hosts) || len(o.CalicoRR) != 0 {
+		t.Errorf("groups: %+v", o)
+	}
+	if o.KubeNetworkPlugin != "calico" || o.CalicoVXLANMode != "Always" || o.CalicoIPIPMode != "Never" || o.EtcdDeploymentType != "host" ||
+		!o.HelmEnabled || !o.MetricsServerEnabled || o.LocalPathProvisionerEnabled || o.EnableNodelocaldns == nil || !*o.EnableNodelocaldns {
+		t.Errorf("values from group_vars: %+v", o)
+	}
+	if o.KubePodsSubnet != "10.200.0.0/16" {
+		t.Errorf("-e kube_pods_subnet: %q", o.KubePodsSubnet)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings: %v", warnings)
+	}
+}
+
+func TestClusterOptionsTemplatedAndBadValues(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hosts.ini"), []byte("[kube_control_plane]\ncp1\n[kube_node]\nw1\n[all:vars]\nkube_pods_subnet=\"{{ my_subnet }}\"\nlocal_path_provisioner_is_default_storageclass=\"false\"\nenable_dns_autoscaler=perhaps\n"), 0o644)
+	_, _, err := ClusterOptions([]string{filepath.Join(dir, "hosts.ini")}, nil)
+	if err == nil || !strings.Contains(err.Error(), "enable_dns_autoscaler at "+filepath.Join(dir, "hosts.ini")+":8") || !strings.Contains(err.Error(), "not a boolean") {
+		t.Fatalf("bad boolean: %v", err)
+	}
+	o, warnings, err := ClusterOptions([]string{filepath.Join(dir, "hosts.ini")}, []string{"enable_dns_autoscaler=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "kube_pods_subnet at ") || !strings.Contains(warnings[0], "kubespray's default assumed") {
+		t.Errorf("templated value: %v", warnings)
+	}
+	if o.LocalPathProvisionerIsDefault == nil || *o.LocalPathProvisionerIsDefault || o.EnableDNSAutoscaler == nil || *o.EnableDNSAutoscaler {
+		t.Errorf("string booleans: %+v", o)
+	}
+	if !reflect.DeepEqual(o.KubeControlPlane, []string{"cp1"}) || !reflect.DeepEqual(o.KubeNode, []string{"w1"}) {
+		t.Errorf("groups: %+v", o)
+	}
+}
+
+func TestClusterUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"cluster"}, {"cluster", "-i", "x", "--format", "xml"}, {"cluster", "-i", filepath.Join(testutil.RepoRoot(), "inventory-samples", "kubespray-3node"), "--kubeconfig", "/nonexistent"}} {
+		var out, errOut bytes.Buffer
+		err := Run(context.Background(), args, Streams{Out: &out, ErrOut: &errOut})
+		var ee *ExitError
+		if !errors.As(err, &ee) || ee.Code != 2 {
+			t.Errorf("%v: want exit 2, got %v", args, err)
+		}
+	}
+}
