@@ -271,7 +271,8 @@ func pyToValue(p *pyVal, pos Pos, origin Origin) *Value {
 		// prints it as {"__ansible_unsafe": ...}
 		v.Kind, v.Str, v.Quoted, v.Unsafe = KindString, p.s, true, true
 		if !utf8.ValidString(p.s) {
-			v.Str = strings.ToValidUTF8(p.s, "\uFFFD")
+			// Python keeps the bytes as surrogates, ansible-inventory prints "?"
+			v.Str = questionInvalid(p.s)
 		}
 	case pyEllipsis:
 		v.Kind, v.Str = KindString, "..."
@@ -391,4 +392,19 @@ func bytesSplitLines(b []byte) [][]byte {
 		b = b[i+1:]
 	}
 	return out
+}
+
+// questionInvalid replaces each byte that is not UTF-8 with "?".
+func questionInvalid(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			sb.WriteByte('?')
+		} else {
+			sb.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return sb.String()
 }

@@ -6,8 +6,11 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/runenames"
 )
 
 // This file is a faithful subset of Python's ast.literal_eval, which
@@ -472,7 +475,25 @@ func pyUnescape(body []rune, isBytes bool) (string, error) {
 				emit(e)
 				continue
 			}
-			return "", errNotLiteral // named unicode escapes: not supported here
+			// \N{NAME}: a Unicode character by name
+			end := -1
+			if i+1 < len(body) && body[i+1] == '{' {
+				for j := i + 2; j < len(body); j++ {
+					if body[j] == '}' {
+						end = j
+						break
+					}
+				}
+			}
+			if end < 0 {
+				return "", errNotLiteral
+			}
+			r, ok := runeByName(string(body[i+2 : end]))
+			if !ok {
+				return "", errNotLiteral
+			}
+			sb.WriteRune(r)
+			i = end
 		default:
 			if isBytes {
 				bb = append(bb, '\\')
@@ -907,6 +928,26 @@ func pyComplexRepr(re, im float64) string {
 		ims = "+" + ims
 	}
 	return "(" + part(re) + ims + "j)"
+}
+
+var (
+	runeNamesOnce sync.Once
+	runeNames     map[string]rune
+)
+
+// runeByName is unicodedata.lookup for \N{...}: case-insensitive Unicode
+// character names (the table is built on first use).
+func runeByName(name string) (rune, bool) {
+	runeNamesOnce.Do(func() {
+		runeNames = make(map[string]rune, 40000)
+		for r := rune(0); r <= unicode.MaxRune; r++ {
+			if n := runenames.Name(r); n != "" && !strings.HasPrefix(n, "<") {
+				runeNames[n] = r
+			}
+		}
+	})
+	r, ok := runeNames[strings.ToUpper(name)]
+	return r, ok
 }
 
 // validUTF8 reports whether bytes decode as UTF-8 (to_text strict).
