@@ -38,7 +38,6 @@
 // fails on them without the password; here they are skipped with a
 // warning); a YAML "! 12" (non-specific tag) is an int here, a str in
 // PyYAML; the order Python gives a literal set of strings (it varies per
-// process) is kept as written; "\N{...}" escapes in INI string literals
-// are left as written; a file that no plugin can parse is an error when
+// process) is kept as written; a file that no plugin can parse is an error when
 // given with -i (Ansible only warns and goes on with an empty inventory).
 package parser
