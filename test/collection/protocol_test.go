@@ -85,3 +85,27 @@ func TestNoBinaryForPlatform(t *testing.T) {
 		t.Errorf("want a failure naming linux/ppc64le and how to build (exit %d):\n%s", r.code, r.out)
 	}
 }
+
+// Values the inventory files do not show reach the lint through Ansible's
+// resolution: group_vars beside a playbook override the inventory's for
+// the play. The action plugin passes Ansible's str "true"; the lint judges
+// it (an error) and says that Ansible and the file reader disagree (info).
+func TestResolvedValuesFromAnsible(t *testing.T) {
+	requireBinaries(t)
+	inv := inventory(t, false) // helm_enabled: false in group_vars/k8s_cluster/addons.yml
+	play := t.TempDir()
+	write(t, play, map[string]string{
+		"group_vars/k8s_cluster.yml": "---\n# beside the playbook, unseen by the inventory reader\nhelm_enabled: \"true\"\n",
+		"play.yml":           "- hosts: all\n  gather_facts: false\n  roles:\n    - layercheck.kubespray.lint\n",
+	})
+	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(testutil.RepoRoot(), "playbooks", "collections"))
+	r := run(t, play, e, "ansible-playbook", "-i", inv, "play.yml")
+	if r.code == 0 {
+		t.Fatalf("helm_enabled resolved to a str by Ansible passed the lint:\n%s", r.out)
+	}
+	for _, want := range []string{`error string-as-bool: helm_enabled = "true"`, `info ansible-type-mismatch: helm_enabled`} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.out)
+		}
+	}
+}
