@@ -19,8 +19,9 @@
 //     from_yaml, _internal/_yaml): JSON first, then YAML with PyYAML's YAML
 //     1.1 implicit resolvers (yes/no/on/off are bools, 0o17 is a str, 017 is
 //     octal, 1:30 is sexagesimal, 1e3 is a str), !vault, !unsafe, merge keys,
-//     timestamps (printed in Python's isoformat), duplicate keys warned
-//     (last wins). Alias expansion is bounded.
+//     !!omap, timestamps (a KindString holding Python's isoformat, as
+//     ansible-inventory prints them; Raw keeps the text), duplicate keys
+//     warned (last wins). Alias expansion is bounded.
 //   - group_vars/ and host_vars/ beside each source (plugins/vars/
 //     host_group_vars.py, parsing/dataloader.py find_vars_files).
 //   - Groups (inventory/data.py, group.py, host.py): implicit all and

@@ -524,13 +524,13 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 	}
 	if ext == "" || ext == ".yml" || ext == ".yaml" || ext == ".json" {
 		// like Ansible, a plugin that fails half way leaves what it added
-		err := inv.parseYAMLInventory(src, data)
+		err := guard(src, func() error { return inv.parseYAMLInventory(src, data) })
 		if err == nil {
 			return true, nil
 		}
 		failures = append(failures, "yaml: "+err.Error())
 	}
-	if err := inv.parseINI(src, data); err == nil {
+	if err := guard(src, func() error { return inv.parseINI(src, data) }); err == nil {
 		return true, nil
 	} else {
 		failures = append(failures, "ini: "+err.Error())
@@ -571,4 +571,15 @@ func (m *Map) clone() *Map {
 		c.Values[k] = v
 	}
 	return c
+}
+
+// guard turns a panic in a plugin into an error naming the file: bad input
+// must never crash the caller.
+func guard(file string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: internal error while parsing: %v", file, r)
+		}
+	}()
+	return f()
 }
