@@ -89,7 +89,7 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the inventory: %w", err)
 	}
-	extra, err := extraVars(o.ExtraVars, o.ExtraVarsArgs)
+	extra, extraWarnings, err := extraVars(o.ExtraVars, o.ExtraVarsArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 	}
 	res := &module.Result{
 		Msg:      fmt.Sprintf("inventory lint: %d errors, %d warnings (%s)", rep.Errors, rep.Warnings, rep.Catalogue),
-		Warnings: append([]string(nil), inv.Warnings...),
+		Warnings: append(append([]string(nil), inv.Warnings...), extraWarnings...),
 		Extra:    map[string]any{"report": rep, "lines": lines},
 	}
 	if o.Host != "" {
@@ -153,19 +153,34 @@ func forHost(rep *lint.Report, host string, listed int) *hostReport {
 
 // extraVars builds the -e values: types from Ansible's loaded values
 // (ansible), locations and syntax from our own parse of the -e arguments
-// (args). Without Ansible's values (the module run by hand), our parse is
-// all there is.
-func extraVars(ansible map[string]json.RawMessage, args []string) (*parser.Map, error) {
+// (args), each argument on its own so one we cannot read (a vault-encrypted
+// @file) costs only its own locations, with a warning. Without Ansible's
+// values (the module run by hand), our parse is all there is.
+func extraVars(ansible map[string]json.RawMessage, args []string) (*parser.Map, []string, error) {
 	var ours *parser.Map
-	var oursErr error
-	if len(args) > 0 {
-		ours, oursErr = parser.ParseExtraVars(args)
-	}
+	var warnings []string
 	if ansible == nil {
-		if oursErr != nil {
-			return nil, fmt.Errorf("extra vars: %w", oursErr)
+		if len(args) == 0 {
+			return nil, nil, nil
 		}
-		return ours, nil
+		m, err := parser.ParseExtraVars(args)
+		if err != nil {
+			return nil, nil, fmt.Errorf("extra vars: %w", err)
+		}
+		return m, nil, nil
+	}
+	for _, a := range args {
+		m, err := parser.ParseExtraVars([]string{a})
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("extra vars: %v; of the values Ansible loaded from it, strings count as vault values (never judged or shown), the others are judged and located as -e", err))
+			continue
+		}
+		if ours == nil {
+			ours = parser.NewMap()
+		}
+		for _, k := range m.Keys {
+			ours.Set(k, m.Get(k)) // a later -e replaces a top-level key, as in Ansible
+		}
 	}
 	out := parser.NewMap()
 	names := make([]string, 0, len(ansible))
@@ -193,11 +208,11 @@ func extraVars(ansible map[string]json.RawMessage, args []string) (*parser.Map, 
 	for _, k := range names {
 		v, err := decodeValue(ansible[k])
 		if err != nil {
-			return nil, fmt.Errorf("extra var %s from the action plugin: %w", k, err)
+			return nil, nil, fmt.Errorf("extra var %s from the action plugin: %w", k, err)
 		}
 		out.Set(k, adopt(v, ours.Get(k)))
 	}
-	return out, nil
+	return out, warnings, nil
 }
 
 // adopt gives Ansible's value the location and syntax our parse found for

@@ -71,9 +71,12 @@ func TestExtraVarsMerge(t *testing.T) {
 		"only_ans":  json.RawMessage(`1.5`),
 		"disagree":  json.RawMessage(`false`),
 	}
-	m, err := extraVars(ansible, []string{"kv=true disagree=no", `{"js": true}`, "@" + file})
+	m, warns, err := extraVars(ansible, []string{"kv=true disagree=no", `{"js": true}`, "@" + file, "@" + filepath.Join(dir, "gone.yml")})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "gone.yml") {
+		t.Errorf("an unreadable -e @file must be a warning naming it, got %q", warns)
 	}
 	if kv := m.Get("kv"); kv.Kind != parser.KindString || kv.Origin != parser.OriginExtraKV || kv.Pos.File != parser.ExtraVarsFile {
 		t.Errorf("kv: %+v", kv)
@@ -94,7 +97,7 @@ func TestExtraVarsMerge(t *testing.T) {
 		t.Errorf("order: %v", m.Keys)
 	}
 	// Without Ansible's values our parse is all there is.
-	m, err = extraVars(nil, []string{"a=1"})
+	m, _, err = extraVars(nil, []string{"a=1"})
 	if err != nil || m.Get("a").Str != "1" {
 		t.Errorf("own parse: %v %+v", err, m)
 	}

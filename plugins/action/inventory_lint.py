@@ -12,7 +12,8 @@ localhost) and adds what only the controller knows:
   (``ansible.utils.vars.load_extra_vars`` with this plugin's loader: the
   same cached dict the variable manager uses), so ``-e`` values keep
   Ansible's types. Vault values are sent as ``{"__ansible_vault": ""}``,
-  never decrypted, never as ciphertext.
+  never decrypted, never as ciphertext; so are strings Ansible decrypted
+  from a whole-file vault (``-e @vault.yml`` with a vault password).
 * ``extra_vars_args``: the ``-e`` arguments as given (``@file`` made
   absolute), from which the module takes each extra var's location.
 * ``resolved``: for ``host`` / ``hosts``, the raw values Ansible resolved
@@ -34,12 +35,27 @@ from ansible.utils.vars import load_extra_vars
 
 from ansible_collections.layercheck.kubespray.plugins.plugin_utils.binary_module import BinaryModuleAction
 
+from ansible.parsing.vault import is_encrypted_file
+
 try:  # ansible-core >= 2.19 data tagging
     from ansible._internal._datatag._tags import Origin, SourceWasEncrypted, VaultedValue
     from ansible.parsing.vault import EncryptedString
 except ImportError:  # pragma: no cover - outside the supported range
     Origin = SourceWasEncrypted = VaultedValue = None
     EncryptedString = ()
+
+_ENCRYPTED_FILES = {}
+
+
+def _encrypted_file(path):
+    """Whether path is a whole-file ansible-vault (cached per path)."""
+    if path not in _ENCRYPTED_FILES:
+        try:
+            with open(path, "rb") as f:
+                _ENCRYPTED_FILES[path] = is_encrypted_file(f)
+        except OSError:
+            _ENCRYPTED_FILES[path] = False
+    return _ENCRYPTED_FILES[path]
 
 VAULT = {"__ansible_vault": ""}
 _SKIP = object()
@@ -59,10 +75,17 @@ OPTIONS = frozenset((
 
 
 def _is_vault(value):
+    """A vault value, or one Ansible decrypted: an inline !vault value, or a
+    value loaded from a whole-file vault (Ansible tags those only with their
+    Origin, so the file itself is looked at)."""
     if EncryptedString and isinstance(value, EncryptedString):
         return True
     if VaultedValue is not None and (VaultedValue.is_tagged_on(value) or SourceWasEncrypted.is_tagged_on(value)):
         return True
+    if Origin is not None and isinstance(value, str):
+        tag = Origin.get_tag(value)
+        if tag is not None and tag.path and _encrypted_file(tag.path):
+            return True
     return False
 
 

@@ -72,6 +72,19 @@ func TestVaultValuesStayHidden(t *testing.T) {
 	if strings.Contains(r.out, cipher) {
 		t.Errorf("vault ciphertext printed:\n%s", r.out)
 	}
+
+	// -e @file of a whole-file vault, decrypted by Ansible with the
+	// password: its strings are never shown nor judged.
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"pw": "layercheck-test-password\n", "secret.yml": "---\nhelm_enabled: \"true\"\nkube_token: Sup3rS3cretT0ken\n"})
+	if r := run(t, dir, env(t), "ansible-vault", "encrypt", "--vault-password-file", "pw", "secret.yml"); r.code != 0 {
+		t.Fatalf("ansible-vault encrypt (exit %d):\n%s", r.code, r.out)
+	}
+	r = run(t, dir, env(t), "ansible-playbook", "-vvv", "-i", inv, "--vault-password-file", "pw", "-e", "@secret.yml", lintPlaybook())
+	if r.code != 0 || strings.Contains(r.out, "Sup3rS3cretT0ken") || strings.Contains(r.out, `helm_enabled = \"true\"`) ||
+		!strings.Contains(r.out, "strings count as vault values") {
+		t.Errorf("a vault-encrypted -e @file: want a pass, a warning, and none of its strings shown (exit %d):\n%s", r.code, r.out)
+	}
 }
 
 // No binary for the platform: a clear failure saying what to do.
@@ -96,7 +109,7 @@ func TestResolvedValuesFromAnsible(t *testing.T) {
 	play := t.TempDir()
 	write(t, play, map[string]string{
 		"group_vars/k8s_cluster.yml": "---\n# beside the playbook, unseen by the inventory reader\nhelm_enabled: \"true\"\n",
-		"play.yml":           "- hosts: all\n  gather_facts: false\n  roles:\n    - layercheck.kubespray.lint\n",
+		"play.yml":                   "- hosts: all\n  gather_facts: false\n  roles:\n    - layercheck.kubespray.lint\n",
 	})
 	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(testutil.RepoRoot(), "playbooks", "collections"))
 	r := run(t, play, e, "ansible-playbook", "-i", inv, "play.yml")
