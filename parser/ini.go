@@ -43,10 +43,8 @@ func (inv *Inventory) parseINI(file string, data []byte) error {
 				lines = append(lines, "")
 				continue
 			}
-			if !utf8.Valid(l) {
-				return &INIError{Pos{File: file, Line: len(lines) + 1}, "invalid UTF-8"}
-			}
-			lines = append(lines, string(l))
+			// other lines are decoded with surrogateescape
+			lines = append(lines, surrogateEscape(l))
 		}
 	}
 	pending := map[string]*pendingDecl{}
@@ -405,6 +403,26 @@ func questionInvalid(s string) string {
 			sb.WriteString(s[i : i+n])
 		}
 		i += n
+	}
+	return sb.String()
+}
+
+// surrogateEscapeBase maps an undecodable byte b to the rune base+b, in a
+// private-use plane, as Python's surrogateescape maps it to U+DC00+b (a
+// surrogate cannot live in a Go string). ansible-inventory prints such a
+// character as "?", and so does ListJSON.
+const surrogateEscapeBase = 0x10FF00
+
+func surrogateEscape(b []byte) string {
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			sb.WriteRune(surrogateEscapeBase + rune(b[0]))
+		} else {
+			sb.Write(b[:n])
+		}
+		b = b[n:]
 	}
 	return sb.String()
 }

@@ -248,7 +248,17 @@ func jsonFloat(f float64) string {
 // writeJSONString escapes as Python's json with ensure_ascii=False.
 func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
-	for _, r := range s {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				b.WriteByte('?') // an undecodable byte, as ansible-inventory shows it
+				continue
+			}
+		}
+		if r >= surrogateEscapeBase+0x80 && r <= surrogateEscapeBase+0xff {
+			b.WriteByte('?')
+			continue
+		}
 		switch r {
 		case '"':
 			b.WriteString(`\"`)

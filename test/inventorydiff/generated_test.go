@@ -614,3 +614,20 @@ c:
 	compareList(t, 3, "-i", filepath.Join(dir, "mixed"))
 	compareList(t, 0, "-i", filepath.Join(dir, "only"))
 }
+
+// Non-UTF-8 bytes: tolerated in INI comment lines, decoded with
+// surrogateescape elsewhere (printed as "?"); a UTF-8 BOM breaks an INI
+// file's first section for Ansible but not a YAML file.
+func TestEncodings(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"latin1-comment.ini": "# caf\xe9\n[g]\nh1\n",
+		"latin1-host.ini":    "[g]\nh\xe9 v=caf\xe9\n",
+		"bom.yml":            "\ufeffall:\n  hosts:\n    b1:\n",
+		"crlf.ini":           "[g]\r\nh1 a=1\r\n[g:vars]\r\nx=2\r\n",
+		"crlf.yml":           "all:\r\n  hosts:\r\n    c1: {a: yes}\r\n",
+	})
+	for _, f := range []string{"latin1-comment.ini", "latin1-host.ini", "bom.yml", "crlf.ini", "crlf.yml"} {
+		compareList(t, 1, "-i", filepath.Join(dir, f))
+	}
+}
