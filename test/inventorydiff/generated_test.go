@@ -631,3 +631,25 @@ func TestEncodings(t *testing.T) {
 		compareList(t, 1, "-i", filepath.Join(dir, f))
 	}
 }
+
+func TestCLIUsage(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"hosts.ini": "[g]\nh1\n"})
+	inv := filepath.Join(dir, "hosts.ini")
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--list"}, 2, "at least one -i"},
+		{[]string{"-i", inv}, 2, "exactly one of --list or --host"},
+		{[]string{"-i", inv, "--list", "--host", "h1"}, 2, "exactly one of --list or --host"},
+		{[]string{"-i", inv, "--host", "nohost"}, 1, "You must pass a single valid host to --host parameter: nohost"},
+		{[]string{"-i", inv, "--list", "-e", "/abs.yml"}, 1, "Please prepend extra_vars filename"},
+	} {
+		r := layercheck(t, c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
+			t.Errorf("layercheck inventory %v: exit %d, stderr %q; want exit %d with %q", c.args, r.code, r.stderr, c.code, c.msg)
+		}
+	}
+}
