@@ -299,17 +299,22 @@ func TestWholeFileVault(t *testing.T) {
 		"hosts.ini":              "[g]\nh1\n",
 		"group_vars/g/vault.yml": "$ANSIBLE_VAULT;1.1;AES256\n616263\n",
 		"group_vars/g/plain.yml": "x: 1\n",
+		"group_vars/g/sops.yml":  "pw: ENC[AES256_GCM,data:abc,iv:x,tag:y,type:str]\nsops:\n  mac: ENC[x]\n  version: 3.8.1\n",
 	})
 	inv, err := Load(filepath.Join(dir, "hosts.ini"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := inv.GroupVarsFiles["g"]
-	if len(files) != 2 || !files[1].Vault || files[1].Vars.Len() != 0 || files[0].Vault {
+	if len(files) != 3 || !files[2].Vault || files[2].Vars.Len() != 0 || files[0].Vault || files[1].Vault {
 		t.Fatalf("group_vars files: %+v", files)
 	}
-	if len(inv.Warnings) != 1 || !strings.Contains(inv.Warnings[0], "vault.yml: whole-file ansible-vault") {
+	if len(inv.Warnings) != 2 || !strings.Contains(inv.Warnings[0], "sops.yml: SOPS-encrypted") ||
+		!strings.Contains(inv.Warnings[1], "vault.yml: whole-file ansible-vault") {
 		t.Errorf("warnings: %q", inv.Warnings)
+	}
+	if v := inv.HostVars(inv.Host("h1"), nil).Get("pw"); v == nil || !strings.HasPrefix(v.Str, "ENC[") {
+		t.Error("a SOPS file is read as YAML")
 	}
 	if strings.Contains(strings.Join(inv.Warnings, "\n"), "616263") {
 		t.Error("a warning shows vault text")

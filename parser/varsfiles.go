@@ -207,6 +207,9 @@ func (inv *Inventory) readVarsFile(path string) (*VarsFile, error) {
 		return nil, fmt.Errorf("%s: failed to combine variables, expected dicts but got a '%s' and a 'dict'", path, v.Kind)
 	}
 	vf.Vars = v.Map
+	if sops := v.Map.Get("sops"); sops != nil && sops.Kind == KindMap && (sops.Map.Get("mac") != nil || sops.Map.Get("lastmodified") != nil) {
+		inv.warnf("%s: SOPS-encrypted file: its values are read as the ENC[...] strings written in it (ansible-core does the same unless the community.sops vars plugin is enabled)", path)
+	}
 	return vf, nil
 }
 
