@@ -84,6 +84,25 @@ func TestCheckoutPlaybookBrokenInventory(t *testing.T) {
 	for _, h := range nodes {
 		recap(t, r.out, h, "unreachable=0    failed=1")
 	}
+
+	// Once for the play (what auto picks for large plays): one message
+	// listing every error with the hosts it affects.
+	r = run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, lintPlaybook(), "-e", "layercheck_lint_assert=once")
+	if r.code == 0 {
+		t.Fatalf("lint of a broken inventory passed with layercheck_lint_assert=once:\n%s", r.out)
+	}
+	for _, want := range []string{
+		"2 layercheck lint error(s) in the inventory of 3 hosts",
+		"helm_enabled = \"true\" at group_vars/k8s_cluster/addons.yml:2:15 (hosts: node1, node2, node3)",
+		"kube_proxy_strict_arp = \"yes\" at host_vars/node2.yml:2:24 (hosts: node2)",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("once: output lacks %q:\n%s", want, r.out)
+		}
+	}
+	if n := strings.Count(r.out, "[ERROR]: Task failed"); n != 1 {
+		t.Errorf("once: want one failure message, got %d:\n%s", n, r.out)
+	}
 }
 
 // The facts per host: each host gets the findings affecting it; the same
