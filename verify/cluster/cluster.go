@@ -265,7 +265,7 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 		env.LayerTimeout = 60 * time.Second
 	}
 	env.snap.env = env
-	rep := &Report{Server: env.Server, Status: verify.StatusOK, Layers: map[string]*verify.LayerReport{}}
+	rep := &Report{Server: env.Server, Layers: map[string]*verify.LayerReport{}}
 
 	vctx, cancel := context.WithTimeout(ctx, env.Timeout)
 	ver, verr := serverVersion(vctx, env)
@@ -322,9 +322,16 @@ func serverVersion(ctx context.Context, env *Env) (string, error) {
 	}
 }
 
+// summarize sets the report's status, the worst of its layers' where a
+// skipped layer (check mode, an add-on switched off) does not count unless
+// every layer was skipped, and counts the results.
 func summarize(rep *Report) {
+	all := []verify.Result{}
 	for _, lr := range rep.Layers {
-		rep.Status = verify.Worse(rep.Status, lr.Status)
+		all = append(all, verify.Result{Status: lr.Status})
+	}
+	rep.Status = layerStatus(all)
+	for _, lr := range rep.Layers {
 		for _, res := range lr.Results {
 			rep.Summary.Total++
 			switch res.Status {

@@ -74,8 +74,9 @@ func deleteNamespace(env *Env, ns string) error {
 	wait := env.LayerTimeout
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	fg := metav1.DeletePropagationForeground
-	err := env.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{PropagationPolicy: &fg})
+	// The namespace controller deletes what is inside; no propagation
+	// policy, so no garbage-collector finalizer is added to the namespace.
+	err := env.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("probe namespace %s not deleted: %v (delete it: kubectl delete namespace %s)", ns, errAPI(env, "delete namespace", err), ns)
 	}

@@ -1,0 +1,236 @@
+package clusterverify
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/cluster/clustertest"
+)
+
+var (
+	collOnce sync.Once
+	collDir  string
+	collErr  error
+)
+
+// collection lays out layercheck.kubespray from this checkout (links to
+// meta, roles, plugins, playbooks/verify.yml) with freshly built
+// node_facts and cluster_facts binaries for this machine.
+func collection(t *testing.T) string {
+	t.Helper()
+	collOnce.Do(func() {
+		repo := testutil.RepoRoot()
+		dir, err := os.MkdirTemp("", "clusterverify-collection-")
+		if err != nil {
+			collErr = err
+			return
+		}
+		root := filepath.Join(dir, "ansible_collections", "layercheck", "kubespray")
+		for _, d := range []string{"plugins/modules", "playbooks"} {
+			if collErr = os.MkdirAll(filepath.Join(root, d), 0o755); collErr != nil {
+				return
+			}
+		}
+		links := []string{"meta", "roles", "galaxy.yml", "plugins/action", "plugins/plugin_utils", "playbooks/verify.yml"}
+		mods, _ := filepath.Glob(filepath.Join(repo, "plugins", "modules", "*"))
+		for _, m := range mods {
+			if !strings.Contains(filepath.Base(m), "_linux_") {
+				links = append(links, filepath.Join("plugins", "modules", filepath.Base(m)))
+			}
+		}
+		for _, l := range links {
+			if collErr = os.Symlink(filepath.Join(repo, l), filepath.Join(root, l)); collErr != nil {
+				return
+			}
+		}
+		for _, m := range []string{"node_facts", "cluster_facts"} {
+			bin := filepath.Join(root, "plugins", "modules", m+"_linux_"+runtime.GOARCH)
+			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/"+m)
+			cmd.Dir = repo
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				collErr = fmt.Errorf("go build ./cmd/%s: %v\n%s", m, err, out)
+				return
+			}
+		}
+		collDir = dir
+	})
+	if collErr != nil {
+		t.Fatal(collErr)
+	}
+	return collDir
+}
+
+const oneNodeInventory = `[kube_control_plane]
+node1 ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"
+
+[kube_node]
+node1
+
+[etcd:children]
+kube_control_plane
+
+[all:vars]
+kube_network_plugin=calico
+calico_vxlan_mode=Always
+calico_ipip_mode=Never
+etcd_deployment_type=host
+metrics_server_enabled=true
+`
+
+var treeNow = time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
+
+// runVerifyPlaybook runs playbooks/verify.yml from the collection: the
+// node layers on node1 (localhost) against a generated node tree, the
+// cluster layers on the controller against the harness API server.
+func runVerifyPlaybook(t *testing.T, c *Cluster, args ...string) (string, error, map[string]any) {
+	t.Helper()
+	coll := collection(t)
+	work := t.TempDir()
+	tr, err := testharness.Build(filepath.Join(work, "node1"), testharness.Config{Now: treeNow, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := filepath.Join(work, "hosts.ini")
+	if err := os.WriteFile(inv, []byte(oneNodeInventory), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]any{
+		"layercheck_verify_root":           tr.Root,
+		"layercheck_verify_become":         false,
+		"layercheck_verify_now":            treeNow.Add(time.Hour).Format(time.RFC3339),
+		"layercheck_verify_layers":         []string{"certificates", "install", "kubelet"},
+		"layercheck_verify_summary":        false,
+		"layercheck_cluster_kubeconfig":    c.S.Kubeconfig,
+		"layercheck_cluster_probe_path":    "service_proxy",
+		"layercheck_cluster_probe_port":    freePort(),
+		"layercheck_cluster_probe_timeout": 20,
+		"layercheck_cluster_timeout":       5,
+	}
+	ev, _ := json.Marshal(extra)
+	evf := filepath.Join(work, "extra.json")
+	if err := os.WriteFile(evf, ev, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(work, "ansible.cfg")
+	if err := os.WriteFile(cfg, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(work, "facts")
+	pb := filepath.Join(coll, "ansible_collections", "layercheck", "kubespray", "playbooks", "verify.yml")
+	cmd := exec.Command(testutil.Ansible(t, "ansible-playbook"), append([]string{"-i", inv, pb, "-e", "@" + evf}, args...)...)
+	cmd.Dir = work
+	cmd.Env = testutil.AnsibleEnv(
+		"ANSIBLE_CONFIG="+cfg,
+		"ANSIBLE_COLLECTIONS_PATH="+coll,
+		"ANSIBLE_LOCAL_TEMP="+filepath.Join(work, "tmp"),
+		"ANSIBLE_REMOTE_TMP="+filepath.Join(work, "rtmp"),
+		"ANSIBLE_CACHE_PLUGIN=jsonfile",
+		"ANSIBLE_CACHE_PLUGIN_CONNECTION="+cache,
+		"ANSIBLE_STDOUT_CALLBACK=default",
+	)
+	var out []byte
+	done := make(chan struct{})
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(4 * time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("ansible-playbook did not finish in 4 minutes:\n%s", out)
+	}
+	var facts map[string]any
+	files, _ := filepath.Glob(filepath.Join(cache, "*"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		var m map[string]any
+		if json.Unmarshal(data, &m) != nil {
+			continue
+		}
+		if p, ok := m["__payload__"].(string); ok {
+			m = nil
+			_ = json.Unmarshal([]byte(p), &m)
+		}
+		if lc, ok := m["layercheck_cluster"].(map[string]any); ok {
+			facts = lc
+		}
+	}
+	return string(out), err, facts
+}
+
+func oneNode() cluster.Options {
+	return cluster.Options{KubeControlPlane: []string{"node1"}, KubeNode: []string{"node1"}, Etcd: []string{"node1"},
+		KubeNetworkPlugin: "calico", MetricsServerEnabled: true}
+}
+
+func TestVerifyPlaybookBothModules(t *testing.T) {
+	c := newCluster(t, oneNode(), setup{})
+	out, err, facts := runVerifyPlaybook(t, c)
+	if err != nil {
+		t.Fatalf("healthy: ansible-playbook failed: %v\n%s", err, out)
+	}
+	if facts == nil || facts["status"] != "ok" {
+		t.Fatalf("layercheck_cluster facts: %v\n%s", facts, out)
+	}
+	for _, want := range []string{"Check the node layer by layer", "Check the cluster through its API server"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks task %q", want)
+		}
+	}
+	c.assertNoProbeNamespace(t)
+
+	// --check: the probe is skipped and says so, the rest passes.
+	out, err, facts = runVerifyPlaybook(t, c, "--check")
+	if err != nil {
+		t.Fatalf("--check: ansible-playbook failed: %v\n%s", err, out)
+	}
+	b, _ := json.Marshal(facts)
+	if !strings.Contains(string(b), "check mode: the workload probe") {
+		t.Errorf("check mode facts do not say the probe was skipped: %s", b)
+	}
+}
+
+func TestVerifyPlaybookBrokenCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup setup
+		want  []string
+	}{
+		{"taint", setup{mutate: func(w *clustertest.World) {
+			w.Node("node1").Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+		}}, []string{"layer nodes: FAIL", "node1 is in kube_control_plane and kube_node but carries", "kubectl taint nodes node1 node-role.kubernetes.io/control-plane:NoSchedule-"}},
+		{"ipip", setup{ipip: "Always", vxlan: "Never"}, []string{"layer cni: FAIL", "ipipMode is Always, the inventory says Never", "FIX:"}},
+		{"metrics", setup{metricsDown: true}, []string{"layer addons: FAIL", "is not Available: FailedDiscoveryCheck"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, oneNode(), tc.setup)
+			out, err, _ := runVerifyPlaybook(t, c)
+			if err == nil {
+				t.Fatalf("ansible-playbook passed on a broken cluster:\n%s", out)
+			}
+			flat := strings.Join(strings.Fields(out), " ")
+			for _, w := range tc.want {
+				if !strings.Contains(flat, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if !strings.Contains(flat, "layercheck: the cluster failed layer(s)") {
+				t.Errorf("no final verdict:\n%s", out)
+			}
+			c.assertNoProbeNamespace(t)
+		})
+	}
+}

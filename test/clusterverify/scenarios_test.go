@@ -1,0 +1,284 @@
+package clusterverify
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/layercheck/layercheck/internal/app"
+	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/cluster/clustertest"
+)
+
+// sample3 is inventory-samples/kubespray-3node read as `layercheck cluster`
+// reads it (groups after kubespray's dynamic groups, node1's hostvars).
+func sample3(t testing.TB) cluster.Options {
+	t.Helper()
+	o, _, err := app.ClusterOptions([]string{testutil.RepoRoot() + "/inventory-samples/kubespray-3node"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *o
+}
+
+// Cluster is a harness cluster built for an inventory.
+type Cluster struct {
+	S        *APIServer
+	Kubelets *Kubelets
+	Metrics  *MetricsServer
+	Opts     cluster.Options
+}
+
+type setup struct {
+	mutate      func(w *clustertest.World)
+	ipip, vxlan string
+	metricsDown bool
+}
+
+// newCluster starts an API server and writes the cluster the inventory
+// implies (as a correct cluster.yml leaves it), changed by s.mutate.
+func newCluster(t *testing.T, o cluster.Options, s setup) *Cluster {
+	t.Helper()
+	proxy := StartConnectProxy(t)
+	srv := StartAPIServer(t, proxy.Addr)
+	od := o
+	od.Defaults()
+	w := clustertest.Healthy(od, 4)
+	if s.mutate != nil {
+		s.mutate(w)
+	}
+	ctx := context.Background()
+	if err := w.Apply(ctx, srv.Kube, 8); err != nil {
+		t.Fatal(err)
+	}
+	if s.ipip == "" {
+		s.ipip, s.vxlan = od.CalicoIPIPMode, od.CalicoVXLANMode
+	}
+	if od.KubeNetworkPlugin == "calico" {
+		InstallIPPool(t, srv, od.CalicoPoolCIDR, s.ipip, s.vxlan)
+	}
+	c := &Cluster{S: srv, Opts: o}
+	if od.MetricsServerEnabled {
+		c.Metrics = StartMetricsServer(t, srv, od.K8sCluster(), !s.metricsDown)
+		if s.metricsDown {
+			WaitAPIService(t, srv, "False")
+		} else {
+			WaitAPIService(t, srv, "True")
+		}
+	}
+	if od.HelmEnabled {
+		HelmRelease(t, srv, "cert-manager", "cert-manager", "deployed")
+	}
+	c.Kubelets = StartKubelets(t, srv.Kube, od.KubeNode)
+	return c
+}
+
+func (c *Cluster) request(probeTimeout float64) *cluster.Request {
+	return &cluster.Request{Options: c.Opts, Kubeconfig: c.S.Kubeconfig, Timeout: 5,
+		Probe: cluster.Probe{Path: "service_proxy", Port: freePort(), Timeout: probeTimeout}}
+}
+
+var portSeq = 18080
+
+// freePort is the probe's container port: each scenario its own, so the
+// fake pods' listeners on 127.0.0.N never meet an old one.
+func freePort() int { portSeq++; return portSeq }
+
+func (c *Cluster) run(t *testing.T, req *cluster.Request) *cluster.Report {
+	t.Helper()
+	rep, err := cluster.RunRequest(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.assertNoProbeNamespace(t)
+	return rep
+}
+
+// assertNoProbeNamespace: the probe namespaces never survive a run.
+func (c *Cluster) assertNoProbeNamespace(t *testing.T) {
+	t.Helper()
+	l, err := c.S.Kube.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=layercheck"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range l.Items {
+		t.Errorf("probe namespace %s survived the run (phase %s)", ns.Name, ns.Status.Phase)
+	}
+}
+
+func find(t *testing.T, rep *cluster.Report, layer, check string) verify.Result {
+	t.Helper()
+	lr := rep.Layers[layer]
+	if lr == nil {
+		t.Fatalf("no layer %s", layer)
+	}
+	for _, r := range lr.Results {
+		if r.Check == check {
+			return r
+		}
+	}
+	t.Fatalf("layer %s has no check %s: %+v", layer, check, lr.Results)
+	return verify.Result{}
+}
+
+func dump(rep *cluster.Report) string {
+	var b strings.Builder
+	for _, n := range rep.OrderedLayers() {
+		for _, r := range rep.Layers[n].Results {
+			b.WriteString("  " + n + "/" + r.Check + " " + string(r.Status) + ": " + r.Msg + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestHealthyThreeNode(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{})
+	rep := c.run(t, c.request(30))
+	if rep.Status != verify.StatusOK {
+		t.Fatalf("healthy cluster: %s\n%s", rep.Status, dump(rep))
+	}
+	if rep.ServerVersion != KubeVersion {
+		t.Errorf("server version %q, want %s", rep.ServerVersion, KubeVersion)
+	}
+	r := find(t, rep, "probe", "service")
+	if !strings.Contains(r.Msg, "via service_proxy") {
+		t.Errorf("probe does not say its path: %s", r.Msg)
+	}
+	pf := rep.Layers["probe"].Facts.(*cluster.ProbeFacts)
+	if len(pf.Answered) != 2 || pf.Path != "service_proxy" {
+		t.Errorf("probe facts: %+v", pf)
+	}
+	if r := find(t, rep, "addons", "metrics_apiservice"); r.Status != verify.StatusOK {
+		t.Errorf("metrics: %+v", r)
+	}
+	if r := find(t, rep, "addons", "helm"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "1 release") {
+		t.Errorf("helm: %+v", r)
+	}
+}
+
+func TestControlPlaneTaintLeftOnWorker(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{mutate: func(w *clustertest.World) {
+		w.Node("node3").Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+	}})
+	req := c.request(30)
+	req.Layers = []string{"nodes"}
+	rep := c.run(t, req)
+	r := find(t, rep, "nodes", "taints")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "node3 is in kube_control_plane and kube_node but carries node-role.kubernetes.io/control-plane:NoSchedule") {
+		t.Fatalf("taint on node3: %+v", r)
+	}
+}
+
+func TestEtcdPodWithHostDeployment(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{mutate: func(w *clustertest.World) {
+		w.Pods = append(w.Pods, clustertest.StaticPod("etcd", "node2"))
+	}})
+	req := c.request(30)
+	req.Layers = []string{"kube_system"}
+	rep := c.run(t, req)
+	r := find(t, rep, "kube_system", "etcd")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "etcd_deployment_type is host but kube-system has etcd pod(s): etcd-node2") {
+		t.Fatalf("etcd pod: %+v", r)
+	}
+	if rep.Layers["kube_system"].Status != verify.StatusFail {
+		t.Errorf("layer status %s", rep.Layers["kube_system"].Status)
+	}
+}
+
+func TestCalicoPoolIPIPWhileInventorySaysVXLAN(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{ipip: "Always", vxlan: "Never"})
+	req := c.request(30)
+	req.Layers = []string{"cni"}
+	rep := c.run(t, req)
+	r := find(t, rep, "cni", "ippool_encapsulation")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "ipipMode is Always, the inventory says Never") || !strings.Contains(r.Remediation, "calicoctl.sh patch ippool default-pool") {
+		t.Fatalf("IPIP pool: %+v", r)
+	}
+	if r := find(t, rep, "cni", "ippool_cidr"); r.Status != verify.StatusOK {
+		t.Errorf("cidr: %+v", r)
+	}
+}
+
+func TestMetricsAPIServiceUnavailable(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{metricsDown: true})
+	req := c.request(30)
+	req.Layers = []string{"addons"}
+	rep := c.run(t, req)
+	r := find(t, rep, "addons", "metrics_apiservice")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "is not Available: FailedDiscoveryCheck") {
+		t.Fatalf("metrics APIService: %+v", r)
+	}
+}
+
+func TestProbeOnlyOnePodAnswers(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{})
+	c.Kubelets.Answer = func(i int) bool { return i == 0 }
+	req := c.request(6)
+	req.Layers = []string{"probe"}
+	rep := c.run(t, req)
+	r := find(t, rep, "probe", "service")
+	pf := rep.Layers["probe"].Facts.(*cluster.ProbeFacts)
+	if r.Status != verify.StatusFail || len(pf.Answered) != 1 || len(pf.Pods) != 2 || !strings.Contains(r.Msg, "never by [") {
+		t.Fatalf("one pod answering: %+v\nfacts %+v", r, pf)
+	}
+	if r := find(t, rep, "probe", "cleanup"); r.Status != verify.StatusOK {
+		t.Errorf("cleanup: %+v", r)
+	}
+}
+
+func TestProbeTimesOutAndCleansUp(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{})
+	c.Kubelets.RunPods = false
+	req := c.request(4)
+	req.Layers = []string{"probe"}
+	start := time.Now()
+	rep := c.run(t, req)
+	r := find(t, rep, "probe", "service")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "0/2 replicas Ready after 4s") {
+		t.Fatalf("probe timeout: %+v", r)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("probe with a 4s timeout took %s", d)
+	}
+}
+
+func TestAPIServerStopped(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{})
+	c.S.Stop()
+	req := c.request(30)
+	req.Timeout = 3
+	start := time.Now()
+	rep, err := cluster.RunRequest(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("run against a stopped API server took %s (timeout 3s)", d)
+	}
+	if rep.Status != verify.StatusError {
+		t.Fatalf("status %s\n%s", rep.Status, dump(rep))
+	}
+	r := find(t, rep, "nodes", "api_server")
+	if !strings.Contains(r.Msg, "API server "+c.S.URL+" did not answer within 3s") {
+		t.Errorf("message: %s", r.Msg)
+	}
+}
+
+func TestCheckModeSkipsProbe(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{})
+	req := c.request(30)
+	req.CheckMode = true
+	rep := c.run(t, req)
+	if r := find(t, rep, "probe", "service"); r.Status != verify.StatusSkipped || !strings.Contains(r.Msg, "check mode") {
+		t.Fatalf("check mode: %+v", r)
+	}
+	if rep.Status != verify.StatusOK {
+		t.Errorf("status %s\n%s", rep.Status, dump(rep))
+	}
+}
