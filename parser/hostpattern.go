@@ -117,7 +117,9 @@ func parseAddress(address string, allowRanges bool) (string, *Value, error) {
 			}
 		}
 	}
-	if !(reIPv4.MatchString(address) || reIPv6.MatchString(address) || isHostname(address)) {
+	// Ansible tries ipv4, ipv6 and hostname; any match will do, so try the
+	// cheap hostname check first
+	if !(isHostname(address) || reIPv4.MatchString(address) || reIPv6.MatchString(address)) {
 		return "", nil, fmt.Errorf("Not a valid network hostname: %s", address)
 	}
 	if !allowRanges && strings.Contains(address, "[") {

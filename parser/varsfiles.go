@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // yamlExts is ansible-core's YAML_FILENAME_EXTENSIONS.
@@ -83,28 +85,56 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
+	type job struct {
+		name, path string
+		vf         *VarsFile
+		warnings   []string
+		err        error
+	}
+	var jobs []*job
 	for _, name := range sorted {
 		paths, err := findVarsFiles(base, name, present)
 		if err != nil {
 			return err
 		}
-		known := inv.groups[name] != nil
-		if sub == "host_vars" {
-			known = inv.hosts[name] != nil
-		}
 		for _, p := range paths {
-			vf, err := inv.readVarsFile(p)
-			if err != nil {
-				if known {
-					return err
-				}
-				// Ansible reads files only for existing groups/hosts
-				inv.warnf("%v (not used: no %s named %q)", err, strings.TrimSuffix(sub, "_vars"), name)
-				continue
-			}
-			vf.dir = dir
-			into[name] = append(into[name], vf)
+			jobs = append(jobs, &job{name: name, path: p})
 		}
+	}
+	// files are independent: read and parse them on all CPUs, then apply
+	// the results (and their warnings) in Ansible's order
+	var wg sync.WaitGroup
+	next := make(chan *job)
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(jobs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				j.vf, j.warnings, j.err = readVarsFile(j.path)
+			}
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for _, j := range jobs {
+		inv.Warnings = append(inv.Warnings, j.warnings...)
+		if j.err != nil {
+			known := inv.groups[j.name] != nil
+			if sub == "host_vars" {
+				known = inv.hosts[j.name] != nil
+			}
+			if known {
+				return j.err
+			}
+			// Ansible reads files only for existing groups/hosts
+			inv.warnf("%v (not used: no %s named %q)", j.err, strings.TrimSuffix(sub, "_vars"), j.name)
+			continue
+		}
+		j.vf.dir = dir
+		into[j.name] = append(into[j.name], j.vf)
 	}
 	return nil
 }
@@ -184,33 +214,37 @@ func pyExt(name string) string {
 }
 
 // readVarsFile loads one group_vars/host_vars file. A whole-file vault is
-// not decrypted: Vault is set and a warning added.
-func (inv *Inventory) readVarsFile(path string) (*VarsFile, error) {
+// not decrypted: Vault is set and a warning returned.
+func readVarsFile(path string) (vf *VarsFile, warnings []string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
-	vf := &VarsFile{Path: path, Vars: NewMap()}
+	vf = &VarsFile{Path: path, Vars: NewMap()}
 	if bytes.HasPrefix(data, []byte("$ANSIBLE_VAULT")) {
 		vf.Vault = true
-		inv.warnf("%s: whole-file ansible-vault: its variables are not read (never decrypted); ansible-core needs the vault password to load it", path)
-		return vf, nil
+		warnings = append(warnings, fmt.Sprintf("%s: whole-file ansible-vault: its variables are not read (never decrypted); ansible-core needs the vault password to load it", path))
+		return vf, warnings, nil
 	}
-	v, err := loadData(path, data, func(w string) { inv.warnf("%s", w) })
+	var v *Value
+	err = guard(path, func() (e error) {
+		v, e = loadData(path, data, func(w string) { warnings = append(warnings, w) })
+		return e
+	})
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if v == nil || isFalsy(v) {
-		return vf, nil
+		return vf, warnings, nil
 	}
 	if v.Kind != KindMap {
-		return nil, fmt.Errorf("%s: failed to combine variables, expected dicts but got a '%s' and a 'dict'", path, v.Kind)
+		return nil, warnings, fmt.Errorf("%s: failed to combine variables, expected dicts but got a '%s' and a 'dict'", path, v.Kind)
 	}
 	vf.Vars = v.Map
 	if sops := v.Map.Get("sops"); sops != nil && sops.Kind == KindMap && (sops.Map.Get("mac") != nil || sops.Map.Get("lastmodified") != nil) {
-		inv.warnf("%s: SOPS-encrypted file: its values are read as the ENC[...] strings written in it (ansible-core does the same unless the community.sops vars plugin is enabled)", path)
+		warnings = append(warnings, fmt.Sprintf("%s: SOPS-encrypted file: its values are read as the ENC[...] strings written in it (ansible-core does the same unless the community.sops vars plugin is enabled)", path))
 	}
-	return vf, nil
+	return vf, warnings, nil
 }
 
 // isFalsy is Python truthiness for a loaded document.
