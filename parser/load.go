@@ -406,6 +406,10 @@ func (inv *Inventory) GroupsOf(h *Host) []*Group {
 // an earlier one whole, dicts are not merged. With several sources, the
 // group_vars of each source are applied source by source. Magic variables
 // (inventory_hostname, group_names, inventory_file, ...) are not included.
+// ansible_group_priority written in an inventory source orders the groups
+// and is not a variable; written in a group_vars file it is an ordinary
+// variable that orders nothing (ansible-core reads those files only when
+// resolving variables, after the groups are sorted).
 func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
 	out := NewMap()
 	if h == nil {
