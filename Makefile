@@ -38,14 +38,15 @@ demo: bin/layercheck
 	bin/layercheck lint -i inventory-samples/broken; test $$? -eq 1
 
 # Every test that needs only this checkout (builds, ansible-core venv, real
-# servers on loopback are set up by the tests themselves).
-test: venv modules
+# servers on loopback are set up by the tests themselves; kube-harness builds
+# the kube-apiserver test/clusterverify starts, once).
+test: venv modules kube-harness
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
 # Tests that read ../shared (kubespray data, real inventories, node fixtures
 # and oracles): corpus and oracle comparisons.
-test-shared: venv modules
+test-shared: venv modules kube-harness
 	$(GO) test -count=1 -tags shared ./...
 
 # kube-apiserver for test/clusterverify, built from k8s.io/kubernetes by the
