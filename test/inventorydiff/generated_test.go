@@ -454,6 +454,8 @@ func TestMultipleSources(t *testing.T) {
 	})
 	compareList(t, 2, "-i", filepath.Join(dir, "one/hosts.ini"), "-i", filepath.Join(dir, "two/hosts.yml"))
 	compareList(t, 2, "-i", filepath.Join(dir, "two/hosts.yml"), "-i", filepath.Join(dir, "one/hosts.ini"))
+	// a source repeated after another: its group_vars apply again, last
+	compareList(t, 2, "-i", filepath.Join(dir, "one/hosts.ini"), "-i", filepath.Join(dir, "two"), "-i", filepath.Join(dir, "one/hosts.ini"))
 }
 
 func TestExtraVars(t *testing.T) {
