@@ -55,6 +55,9 @@ type Kubelets struct {
 	// that does not answer is what a broken pod network looks like.
 	Answer func(i int) bool
 	Nodes  []string
+	// Provision binds PVCs of the local-path class as
+	// local-path-provisioner and the PV controller do.
+	Provision bool
 
 	t       testing.TB
 	mu      sync.Mutex
@@ -136,6 +139,13 @@ func (k *Kubelets) step(ctx context.Context) error {
 	k.mu.Unlock()
 	for _, ns := range nss {
 		if err := k.writeEndpoints(ctx, ns); err != nil {
+			return err
+		}
+	}
+	// local-path-provisioner and the PV controller: bind the probe's PVC
+	// once a pod uses it (WaitForFirstConsumer).
+	if k.Provision {
+		if err := k.bindClaims(ctx); err != nil {
 			return err
 		}
 	}
@@ -449,4 +459,59 @@ func HelmRelease(t testing.TB, s *APIServer, ns, name, status string) {
 	if _, err := s.Kube.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func (k *Kubelets) bindClaims(ctx context.Context) error {
+	pvcs, err := k.Kube.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=layercheck"})
+	if err != nil {
+		return err
+	}
+	for i := range pvcs.Items {
+		pvc := &pvcs.Items[i]
+		if pvc.Status.Phase == corev1.ClaimBound || pvc.DeletionTimestamp != nil || pvc.Spec.StorageClassName == nil {
+			continue
+		}
+		pods, err := k.Kube.CoreV1().Pods(pvc.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		used := false
+		for _, p := range pods.Items {
+			for _, v := range p.Spec.Volumes {
+				if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == pvc.Name {
+					used = true
+				}
+			}
+		}
+		if !used {
+			continue
+		}
+		name := "pvc-" + string(pvc.UID)
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"pv.kubernetes.io/provisioned-by": "rancher.io/local-path"}},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      pvc.Spec.Resources.Requests,
+				AccessModes:                   pvc.Spec.AccessModes,
+				StorageClassName:              *pvc.Spec.StorageClassName,
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
+				ClaimRef:                      &corev1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID},
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/opt/local-path-provisioner/" + name}},
+			},
+		}
+		if _, err := k.Kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create PV: %w", err)
+		}
+		pvc.Spec.VolumeName = name
+		upd, err := k.Kube.CoreV1().PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
+		if err != nil {
+			return fmt.Errorf("bind PVC: %w", err)
+		}
+		upd.Status.Phase = corev1.ClaimBound
+		upd.Status.Capacity = pvc.Spec.Resources.Requests
+		upd.Status.AccessModes = pvc.Spec.AccessModes
+		if _, err := k.Kube.CoreV1().PersistentVolumeClaims(pvc.Namespace).UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("PVC status: %w", err)
+		}
+	}
+	return nil
 }

@@ -282,3 +282,32 @@ func TestCheckModeSkipsProbe(t *testing.T) {
 		t.Errorf("status %s\n%s", rep.Status, dump(rep))
 	}
 }
+
+func TestLocalPathProvisionerBindsProbePVC(t *testing.T) {
+	o := sample3(t)
+	o.LocalPathProvisionerEnabled = true
+	c := newCluster(t, o, setup{})
+	c.Kubelets.Provision = true
+	req := c.request(20)
+	req.Layers = []string{"addons"}
+	rep := c.run(t, req)
+	if r := find(t, rep, "addons", "storage_class"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "local-path present (default: true, as configured)") {
+		t.Errorf("storage class: %+v", r)
+	}
+	if r := find(t, rep, "addons", "local_path_provisioner"); r.Status != verify.StatusOK {
+		t.Errorf("provisioner deployment: %+v", r)
+	}
+	if r := find(t, rep, "addons", "pvc_bind"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "bound to pvc-") {
+		t.Errorf("pvc bind: %+v", r)
+	}
+
+	// The provisioner does nothing: the PVC stays Pending, the namespace
+	// still goes.
+	c.Kubelets.Provision = false
+	req = c.request(4)
+	req.Layers = []string{"addons"}
+	rep = c.run(t, req)
+	if r := find(t, rep, "addons", "pvc_bind"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "still Pending after 4s") {
+		t.Errorf("pvc never bound: %+v", r)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,6 +28,8 @@ type World struct {
 	Pods        []*corev1.Pod
 	DaemonSets  []*appsv1.DaemonSet
 	Deployments []*appsv1.Deployment
+	// StorageClasses are cluster-scoped (local-path when enabled).
+	StorageClasses []*storagev1.StorageClass
 }
 
 func ready() []corev1.PodCondition {
@@ -102,6 +105,18 @@ func Healthy(o cluster.Options, cpus int64) *World {
 	}
 	if o.LocalPathProvisionerEnabled {
 		w.AddDeployment(o.LocalPathProvisionerNamespace, "local-path-provisioner", 1)
+		// kubespray v2.31.0 roles/kubernetes-apps/external_provisioner/
+		// local_path_provisioner/templates/local-path-storage-sc.yml.j2
+		isDefault := "true"
+		if o.LocalPathProvisionerIsDefault != nil && !*o.LocalPathProvisionerIsDefault {
+			isDefault = "false"
+		}
+		wait := storagev1.VolumeBindingWaitForFirstConsumer
+		reclaim := corev1.PersistentVolumeReclaimDelete
+		w.StorageClasses = append(w.StorageClasses, &storagev1.StorageClass{
+			ObjectMeta:  metav1.ObjectMeta{Name: o.LocalPathProvisionerStorageClass, Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": isDefault}},
+			Provisioner: "rancher.io/local-path", VolumeBindingMode: &wait, ReclaimPolicy: &reclaim,
+		})
 	}
 	return w
 }
@@ -191,6 +206,12 @@ func (w *World) Apply(ctx context.Context, kube kubernetes.Interface, parallel i
 		}
 	}
 	var jobs []func() error
+	for _, sc := range w.StorageClasses {
+		jobs = append(jobs, func() error {
+			_, err := kube.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
+			return wrap(err, "storageclass "+sc.Name)
+		})
+	}
 	for _, n := range w.Nodes {
 		jobs = append(jobs, func() error {
 			c, err := kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
