@@ -46,6 +46,7 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 	noProbe := fs.Bool("no-probe", false, "do not run the workload and PVC probes")
 	fs.StringVar(&req.Probe.Image, "probe-image", "", "probe image answering /hostname with its pod name (default agnhost netexec)")
 	fs.StringVar(&req.Probe.Path, "probe-path", "auto", "auto, cluster_ip or service_proxy")
+	fs.IntVar(&req.Probe.Port, "probe-port", 8080, "container port the probe image listens on")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit per API request")
 	probeTimeout := fs.Duration("probe-timeout", 120*time.Second, "time limit for each probe")
 	if err := fs.Parse(args); err != nil {

@@ -2,6 +2,10 @@ package clusterverify
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -309,5 +313,37 @@ func TestLocalPathProvisionerBindsProbePVC(t *testing.T) {
 	rep = c.run(t, req)
 	if r := find(t, rep, "addons", "pvc_bind"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "still Pending after 4s") {
 		t.Errorf("pvc never bound: %+v", r)
+	}
+}
+
+// TestCLI runs `layercheck cluster -i inventory-samples/kubespray-3node
+// --kubeconfig FILE` as an operator would: exit 0 and a one-line-per-layer
+// report on the healthy cluster, exit 1 naming the fix on a broken one.
+func TestCLI(t *testing.T) {
+	bin := testutil.BuildCLI(t, t.TempDir())
+	sample := filepath.Join(testutil.RepoRoot(), "inventory-samples", "kubespray-3node")
+	run := func(c *Cluster) (string, int) {
+		cmd := exec.Command(bin, "cluster", "-i", sample, "--kubeconfig", c.S.Kubeconfig, "--probe-path", "service_proxy",
+			"--probe-port", strconv.Itoa(freePort()), "--probe-timeout", "20s", "--timeout", "5s")
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		c.assertNoProbeNamespace(t)
+		return string(out), code
+	}
+	c := newCluster(t, sample3(t), setup{})
+	out, code := run(c)
+	if code != 0 || !strings.Contains(out, "layercheck cluster: "+c.S.URL+" ("+KubeVersion+"): OK") || !regexp.MustCompile(`(?m)^  probe +ok `).MatchString(out) ||
+		!strings.Contains(out, " API requests") {
+		t.Errorf("healthy: exit %d\n%s", code, out)
+	}
+	b := newCluster(t, sample3(t), setup{ipip: "Always", vxlan: "Never"})
+	out, code = run(b)
+	if code != 1 || !strings.Contains(out, "[FAIL] cni ippool_encapsulation: IPPool default-pool: ipipMode is Always, the inventory says Never") || !strings.Contains(out, "fix: kubespray does not change") {
+		t.Errorf("IPIP pool: exit %d\n%s", code, out)
 	}
 }
