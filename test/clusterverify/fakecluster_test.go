@@ -5,9 +5,12 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -514,4 +517,60 @@ func (k *Kubelets) bindClaims(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// KubeProxy plays kube-proxy for the probe's ClusterIP: a TCP listener on
+// 127.0.0.1 that spreads connections round-robin over the Ready pods of
+// the probe Service (answering or not), as kube-proxy's rules do.
+type KubeProxy struct {
+	Addr string
+	k    *Kubelets
+	next atomic.Int64
+}
+
+// StartKubeProxy listens on 127.0.0.1.
+func StartKubeProxy(t testing.TB, k *Kubelets) *KubeProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &KubeProxy{Addr: l.Addr().String(), k: k}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c)
+		}
+	}()
+	return p
+}
+
+func (p *KubeProxy) forward(c net.Conn) {
+	defer c.Close()
+	p.k.mu.Lock()
+	var backends []string
+	for _, runs := range p.k.handled {
+		for _, r := range runs {
+			backends = append(backends, net.JoinHostPort("127.0.0."+strings.TrimPrefix(r.ip, "10.233.64."), strconv.Itoa(r.port)))
+		}
+	}
+	p.k.mu.Unlock()
+	sort.Strings(backends)
+	if len(backends) == 0 {
+		return
+	}
+	to := backends[int(p.next.Add(1))%len(backends)]
+	up, err := net.DialTimeout("tcp", to, 5*time.Second)
+	if err != nil {
+		return // a pod that does not listen: the client sees a reset
+	}
+	defer up.Close()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(up, c); done <- struct{}{} }()
+	go func() { io.Copy(c, up); done <- struct{}{} }()
+	<-done
 }

@@ -347,3 +347,33 @@ func TestCLI(t *testing.T) {
 		t.Errorf("IPIP pool: exit %d\n%s", code, out)
 	}
 }
+
+// TestProbeThroughClusterIP takes the kube-proxy path (as from a node):
+// probe_path cluster_ip, and auto, which uses the ClusterIP when it
+// answers; the test's kube-proxy stands in for the ClusterIP.
+func TestProbeThroughClusterIP(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{})
+	kp := StartKubeProxy(t, c.Kubelets)
+	for _, path := range []string{"cluster_ip", "auto"} {
+		req := c.request(20)
+		req.Layers = []string{"probe"}
+		req.Probe.Path = path
+		req.Probe.AddrMap = map[string]string{"cluster_ip:80": kp.Addr}
+		rep := c.run(t, req)
+		r := find(t, rep, "probe", "service")
+		pf := rep.Layers["probe"].Facts.(*cluster.ProbeFacts)
+		if r.Status != verify.StatusOK || pf.Path != "cluster_ip" || !strings.Contains(r.Msg, "via cluster_ip") || !strings.Contains(pf.Target, "the kube-proxy path") {
+			t.Errorf("probe_path %s: %+v\nfacts %+v", path, r, pf)
+		}
+	}
+	// One pod does not answer: the failure names the kube-proxy path's fixes.
+	c.Kubelets.Answer = func(i int) bool { return i == 1 }
+	req := c.request(5)
+	req.Layers = []string{"probe"}
+	req.Probe.Path = "cluster_ip"
+	req.Probe.AddrMap = map[string]string{"cluster_ip:80": kp.Addr}
+	rep := c.run(t, req)
+	if r := find(t, rep, "probe", "service"); r.Status != verify.StatusFail || !strings.Contains(r.Remediation, "kube-proxy rules") {
+		t.Errorf("one pod via ClusterIP: %+v", r)
+	}
+}

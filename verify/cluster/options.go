@@ -158,7 +158,8 @@ type Probe struct {
 	// proxy), cluster_ip or service_proxy.
 	Path string `json:"probe_path"`
 	// AddrMap maps "host:port" the probe would contact (the ClusterIP) to
-	// the one it really contacts, for tests.
+	// the one it really contacts, for tests; the key "cluster_ip:80" stands
+	// for the probe Service's ClusterIP, which is allocated during the run.
 	AddrMap map[string]string `json:"addr_map"`
 }
 
