@@ -97,6 +97,11 @@ var treeNow = time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
 // node layers on node1 (localhost) against a generated node tree, the
 // cluster layers on the controller against the harness API server.
 func runVerifyPlaybook(t *testing.T, c *Cluster, args ...string) (string, error, map[string]any) {
+	return runVerifyPlaybookVars(t, c, nil, args...)
+}
+
+// runVerifyPlaybookVars is runVerifyPlaybook with extra vars on top.
+func runVerifyPlaybookVars(t *testing.T, c *Cluster, more map[string]any, args ...string) (string, error, map[string]any) {
 	t.Helper()
 	coll := collection(t)
 	work := t.TempDir()
@@ -119,6 +124,13 @@ func runVerifyPlaybook(t *testing.T, c *Cluster, args ...string) (string, error,
 		"layercheck_cluster_probe_port":    freePort(),
 		"layercheck_cluster_probe_timeout": 20,
 		"layercheck_cluster_timeout":       5,
+	}
+	for k, v := range more {
+		if v == nil {
+			delete(extra, k)
+		} else {
+			extra[k] = v
+		}
 	}
 	ev, _ := json.Marshal(extra)
 	evf := filepath.Join(work, "extra.json")
@@ -190,7 +202,27 @@ func TestVerifyPlaybookBothModules(t *testing.T) {
 			t.Errorf("output lacks task %q", want)
 		}
 	}
+	if !strings.Contains(out, "[node1 -> localhost]") {
+		t.Errorf("with layercheck_cluster_kubeconfig, cluster_facts did not run on the controller:\n%s", out)
+	}
 	c.assertNoProbeNamespace(t)
+
+	// On the first kube_control_plane host with the admin kubeconfig there
+	// (the default; the path is overridden since this host has no
+	// /etc/kubernetes/admin.conf): not delegated to the controller.
+	out, err, facts = runVerifyPlaybookVars(t, c, map[string]any{"layercheck_cluster_kubeconfig": nil, "layercheck_cluster_kubeconfig_path": c.S.Kubeconfig}, "-v")
+	if err != nil || facts == nil || facts["status"] != "ok" {
+		t.Fatalf("on node1: %v %v\n%s", err, facts, out)
+	}
+	if strings.Contains(out, "-> localhost") {
+		t.Errorf("cluster_facts was delegated to the controller:\n%s", out)
+	}
+
+	// Without a kubeconfig the cluster layers are skipped with a message.
+	out, err, facts = runVerifyPlaybookVars(t, c, map[string]any{"layercheck_cluster_kubeconfig": nil, "layercheck_cluster_kubeconfig_path": "/nonexistent/admin.conf"})
+	if err != nil || facts != nil || !strings.Contains(out, "cluster layers skipped: no kubeconfig at /nonexistent/admin.conf on node1") {
+		t.Errorf("no kubeconfig: %v %v\n%s", err, facts, out)
+	}
 
 	// --check: the probe is skipped and says so, the rest passes.
 	out, err, facts = runVerifyPlaybook(t, c, "--check")
