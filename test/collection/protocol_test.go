@@ -122,3 +122,15 @@ func TestResolvedValuesFromAnsible(t *testing.T) {
 		}
 	}
 }
+
+// async: the binary runs under Ansible's async wrapper and its answer
+// comes back through async_status.
+func TestAsync(t *testing.T) {
+	requireBinaries(t)
+	inv := inventory(t, true)
+	r := adhoc(t, inv, `{"inventory": ["`+inv+`"], "host": "node2"}`, "-B", "60", "-P", "1")
+	if r.code != 0 || !strings.Contains(r.out, `"ansible_job_id"`) || !strings.Contains(r.out, `"finished": true`) ||
+		!strings.Contains(r.out, `kube_proxy_strict_arp = \"yes\" at host_vars/node2.yml:2:24`) {
+		t.Errorf("async run: want the finished job with node2's findings (exit %d):\n%s", r.code, r.out)
+	}
+}
