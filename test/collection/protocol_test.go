@@ -134,3 +134,22 @@ func TestAsync(t *testing.T) {
 		t.Errorf("async run: want the finished job with node2's findings (exit %d):\n%s", r.code, r.out)
 	}
 }
+
+// ansible-doc from the checkout: playbooks/collections holds
+// ansible_collections/layercheck/kubespray (a link to the checkout).
+func TestDocFromCheckout(t *testing.T) {
+	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(testutil.RepoRoot(), "playbooks", "collections"))
+	r := run(t, t.TempDir(), e, "ansible-doc", "layercheck.kubespray.inventory_lint")
+	if r.code != 0 {
+		t.Fatalf("ansible-doc (exit %d):\n%s", r.code, r.out)
+	}
+	for _, want := range []string{"inventory_lint.yml", "Reads the inventory sources", "hosts_listed", "EXAMPLES", "RETURN VALUES"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("ansible-doc output lacks %q:\n%s", want, r.out)
+		}
+	}
+	r = run(t, t.TempDir(), e, "ansible-doc", "-t", "role", "layercheck.kubespray.lint")
+	if r.code != 0 || !strings.Contains(r.out, "layercheck_lint_assert") || !strings.Contains(r.out, "layercheck_lint_fail_on_errors") {
+		t.Errorf("ansible-doc -t role: want the role's argument spec (exit %d):\n%s", r.code, r.out)
+	}
+}
