@@ -217,7 +217,7 @@ func StartAPIServer(t testing.TB, proxyAddr string) *APIServer {
 	dir := t.TempDir()
 	p := newPKI(t, dir)
 	p.leaf(t, "apiserver", "kube-apiserver", nil, true)
-	adminCert, adminKey := p.leaf(t, "admin", "kubernetes-admin", []string{"system:masters"}, false)
+	p.leaf(t, "admin", "kubernetes-admin", []string{"system:masters"}, false)
 	sa := newKey(t)
 	saDER, err := x509.MarshalECPrivateKey(sa)
 	if err != nil {
@@ -293,8 +293,6 @@ contexts:
   context: {cluster: harness, user: admin}
 current-context: admin@harness
 `, s.URL, filepath.Join(dir, "ca.crt"), filepath.Join(dir, "admin.crt"), filepath.Join(dir, "admin.key"))
-	_ = adminCert
-	_ = adminKey
 	s.Kubeconfig = filepath.Join(dir, "admin.conf")
 	if err := os.WriteFile(s.Kubeconfig, []byte(kc), 0o600); err != nil {
 		t.Fatal(err)

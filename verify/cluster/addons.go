@@ -237,21 +237,36 @@ func pvcProbe(ctx context.Context, env *Env, facts *AddonsFacts) (r verify.Resul
 
 func checkHelm(ctx context.Context, env *Env, facts *AddonsFacts) verify.Result {
 	// helm v3 keeps each release revision in a Secret labelled owner=helm
-	// (its default storage driver), name=<release>, status=<status>.
-	l, err := env.Kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
-	if err != nil {
-		return verify.Result{Check: "helm", Status: verify.StatusFail,
-			Msg:         "helm releases not listable: " + errAPI(env, "list secrets owner=helm", err).Error(),
-			Remediation: "helm list -A on the control plane; the admin kubeconfig must be allowed to list secrets"}
+	// (its default storage driver), name=<release>, status=<status>,
+	// version=<revision>. Only their metadata is read, never the release.
+	type record struct{ ns, name, status, version string }
+	var records []record
+	sel := metav1.ListOptions{LabelSelector: "owner=helm"}
+	if env.Metadata != nil {
+		l, err := env.Metadata.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).List(ctx, sel)
+		if err != nil {
+			return helmUnlistable(env, err)
+		}
+		for _, s := range l.Items {
+			records = append(records, record{s.Namespace, s.Labels["name"], s.Labels["status"], s.Labels["version"]})
+		}
+	} else {
+		l, err := env.Kube.CoreV1().Secrets("").List(ctx, sel)
+		if err != nil {
+			return helmUnlistable(env, err)
+		}
+		for _, s := range l.Items {
+			records = append(records, record{s.Namespace, s.Labels["name"], s.Labels["status"], s.Labels["version"]})
+		}
 	}
 	latest := map[string]string{}
 	rev := map[string]int{}
 	var failed []string
-	for _, s := range l.Items {
-		key := s.Namespace + "/" + s.Labels["name"]
-		v, _ := strconv.Atoi(s.Labels["version"])
+	for _, r := range records {
+		key := r.ns + "/" + r.name
+		v, _ := strconv.Atoi(r.version)
 		if _, seen := latest[key]; !seen || v > rev[key] {
-			latest[key], rev[key] = s.Labels["status"], v
+			latest[key], rev[key] = r.status, v
 		}
 	}
 	for k, st := range latest {
@@ -270,6 +285,12 @@ func checkHelm(ctx context.Context, env *Env, facts *AddonsFacts) verify.Result 
 	}
 	return verify.Result{Check: "helm", Status: verify.StatusOK,
 		Msg: fmt.Sprintf("helm releases listable: %d release(s) in helm's storage secrets", len(latest)), Actual: facts.HelmReleases}
+}
+
+func helmUnlistable(env *Env, err error) verify.Result {
+	return verify.Result{Check: "helm", Status: verify.StatusFail,
+		Msg:         "helm releases not listable: " + errAPI(env, "list secrets owner=helm", err).Error(),
+		Remediation: "helm list -A on the control plane; the admin kubeconfig must be allowed to list secrets"}
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -25,6 +25,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -88,8 +89,11 @@ func (r *Request) RestConfig() (*rest.Config, string, error) {
 type Env struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
-	Options Options
-	Probe   Probe
+	// Metadata lists objects without their content (helm's release
+	// Secrets); nil falls back to Kube.
+	Metadata metadata.Interface
+	Options  Options
+	Probe    Probe
 	// Server is the API server URL, for messages.
 	Server string
 	// CheckMode skips the probes that create objects.
@@ -220,7 +224,11 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynamic API client for %s: %v", cfg.Host, err)
 	}
-	env := &Env{Kube: kube, Dynamic: dyn, Options: o, Probe: p, Server: cfg.Host, CheckMode: r.CheckMode,
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("metadata API client for %s: %v", cfg.Host, err)
+	}
+	env := &Env{Kube: kube, Dynamic: dyn, Metadata: md, Options: o, Probe: p, Server: cfg.Host, CheckMode: r.CheckMode,
 		Timeout: timeout, LayerTimeout: lt}
 	rep, err := Run(ctx, env, r.Layers, r.Skip)
 	if rep != nil {
@@ -352,12 +360,12 @@ func summarize(rep *Report) {
 
 func layerStatus(results []verify.Result) verify.Status {
 	s := verify.StatusSkipped
-	any := false
+	counted := false
 	for _, r := range results {
 		if r.Status != verify.StatusSkipped {
-			if !any {
+			if !counted {
 				s = verify.StatusOK
-				any = true
+				counted = true
 			}
 			s = verify.Worse(s, r.Status)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -210,5 +211,32 @@ func TestAutoscaledCoreDNS(t *testing.T) {
 		if got := cluster.AutoscaledCoreDNS(&o, c.nodes, c.cores); got != c.want {
 			t.Errorf("%d nodes, %d cores: %d replicas, want %d", c.nodes, c.cores, got, c.want)
 		}
+	}
+}
+
+func TestHelmReleases(t *testing.T) {
+	o := threeNode()
+	o.HelmEnabled = true
+	ctx := context.Background()
+	kube := fake.NewSimpleClientset()
+	for _, s := range []struct{ ns, name, status, version string }{
+		{"cert-manager", "cert-manager", "failed", "1"}, {"cert-manager", "cert-manager", "deployed", "2"},
+		{"ingress", "ingress-nginx", "deployed", "1"}, {"ingress", "ingress-nginx", "failed", "2"},
+	} {
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "sh.helm.release.v1." + s.name + ".v" + s.version,
+			Labels: map[string]string{"owner": "helm", "name": s.name, "status": s.status, "version": s.version}}}
+		if _, err := kube.CoreV1().Secrets(s.ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Defaults()
+	env := &cluster.Env{Kube: kube, Options: o, Server: "fake", CheckMode: true}
+	rep, err := cluster.Run(ctx, env, []string{"addons"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := result(t, rep, "addons", "helm")
+	if r.Status != verify.StatusWarn || !strings.Contains(r.Msg, "listable (2), failed: ingress/ingress-nginx") {
+		t.Errorf("helm: %+v", r)
 	}
 }
