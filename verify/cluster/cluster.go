@@ -157,21 +157,19 @@ func LayerNames() []string {
 	return out
 }
 
-// CountingTransport counts the requests that pass through it; Run wraps
-// the client's transport with one to fill Report.Requests.
+// CountingTransport counts the requests that pass through it into N, which
+// several transports may share; RunRequest wraps every client's transport
+// with one to fill Report.Requests.
 type CountingTransport struct {
 	Base http.RoundTripper
-	n    atomic.Int64
+	N    *atomic.Int64
 }
 
 // RoundTrip counts and forwards the request.
 func (c *CountingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
+	c.N.Add(1)
 	return c.Base.RoundTrip(r)
 }
-
-// Count is the number of requests so far.
-func (c *CountingTransport) Count() int64 { return c.n.Load() }
 
 // RunRequest loads the kubeconfig, connects and runs the selected layers.
 // Errors are for bad options or an unreadable kubeconfig; an unreachable
@@ -208,10 +206,9 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 		return nil, err
 	}
 	cfg.Timeout = timeout
-	counter := &CountingTransport{}
+	var requests atomic.Int64
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		counter.Base = rt
-		return counter
+		return &CountingTransport{Base: rt, N: &requests}
 	})
 	// The cluster layers make a handful of list calls; client-go's default
 	// client-side throttle (5 qps) would only slow the probe's polling.
@@ -232,7 +229,7 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 		Timeout: timeout, LayerTimeout: lt}
 	rep, err := Run(ctx, env, r.Layers, r.Skip)
 	if rep != nil {
-		rep.Requests = counter.Count()
+		rep.Requests = requests.Load()
 	}
 	return rep, err
 }
