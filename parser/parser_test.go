@@ -434,3 +434,21 @@ func TestPyFloatRepr(t *testing.T) {
 		}
 	}
 }
+
+// TestResolvePlain pins PyYAML's implicit resolution of plain scalars.
+func TestResolvePlain(t *testing.T) {
+	for v, want := range map[string]string{
+		"yes": tagBool, "Yes": tagBool, "YES": tagBool, "yEs": tagStr, "y": tagStr, "n": tagStr, "on": tagBool,
+		"OFF": tagBool, "True": tagBool, "tRUE": tagStr, "": tagNull, "~": tagNull, "null": tagNull,
+		"Null": tagNull, "nULL": tagStr, "none": tagStr, "1": tagInt, "-1": tagInt, "+0x1F": tagInt,
+		"0o17": tagStr, "017": tagInt, "08": tagStr, "1_000": tagInt, "1:30": tagInt, "1.5": tagFloat,
+		"1e3": tagStr, "1.0e3": tagStr, "1.0e+3": tagFloat, ".5": tagFloat, ".inf": tagFloat, "-.Inf": tagFloat,
+		".NaN": tagFloat, ".nan": tagFloat, "1:30.5": tagFloat, "2001-12-14": tagTime, "2002-1-1": tagStr,
+		"2001-12-14 21:59:43.10 -5": tagTime, "2001-12-14T21:59:43Z": tagTime, "<<": tagMerge, "=": tagValue,
+		"10.0.0.1": tagStr, "v1.33.4": tagStr, "0b101": tagInt, "0b": tagStr, "._": tagStr,
+	} {
+		if got := resolvePlain(v); got != want {
+			t.Errorf("resolvePlain(%q) = %s, want %s", v, got, want)
+		}
+	}
+}

@@ -24,10 +24,8 @@ const maxExpandedValues = 1_000_000
 // which ansible-core's AnsibleLoader uses (yaml.v3's own resolution follows
 // YAML 1.2 and must not be used).
 var (
-	reYAMLBool  = regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
 	reYAMLFloat = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
 	reYAMLInt   = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-	reYAMLNull  = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
 	reYAMLTime  = regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
 	// PyYAML's timestamp_regexp used by construct_yaml_timestamp.
 	reYAMLTimeParts = regexp.MustCompile(`^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)(?:(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?)?$`)
@@ -46,31 +44,40 @@ const (
 	tagSeq   = "tag:yaml.org,2002:seq"
 )
 
-// resolvePlain is PyYAML's Resolver.resolve for a plain scalar.
+// yamlBools and yamlNulls are exactly what PyYAML's bool and null
+// resolvers match (a map is faster than the regexes and says the same).
+var (
+	yamlBools = map[string]bool{"yes": true, "Yes": true, "YES": true, "no": true, "No": true, "NO": true,
+		"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true,
+		"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true}
+	yamlNulls = map[string]bool{"~": true, "null": true, "Null": true, "NULL": true, "": true}
+)
+
+// resolvePlain is PyYAML's Resolver.resolve for a plain scalar: the
+// resolvers registered for its first character, in registration order.
 func resolvePlain(v string) string {
-	var first byte
-	if v != "" {
-		first = v[0]
-	}
-	switch {
-	case v == "":
+	if v == "" {
 		return tagNull
-	case strings.IndexByte("yYnNtTfFoO", first) >= 0 && reYAMLBool.MatchString(v):
+	}
+	first := v[0]
+	if strings.IndexByte("yYnNtTfFoO", first) >= 0 && yamlBools[v] {
 		return tagBool
 	}
-	if strings.IndexByte("-+0123456789.", first) >= 0 && reYAMLFloat.MatchString(v) {
-		return tagFloat
-	}
-	if strings.IndexByte("-+0123456789", first) >= 0 && reYAMLInt.MatchString(v) {
-		return tagInt
+	if strings.IndexByte("-+0123456789.", first) >= 0 {
+		if reYAMLFloat.MatchString(v) {
+			return tagFloat
+		}
+		if first != '.' && reYAMLInt.MatchString(v) {
+			return tagInt
+		}
 	}
 	if first == '<' && v == "<<" {
 		return tagMerge
 	}
-	if strings.IndexByte("~nN", first) >= 0 && reYAMLNull.MatchString(v) {
+	if strings.IndexByte("~nN", first) >= 0 && yamlNulls[v] {
 		return tagNull
 	}
-	if first >= '0' && first <= '9' && reYAMLTime.MatchString(v) {
+	if first >= '0' && first <= '9' && len(v) >= 10 && v[4] == '-' && reYAMLTime.MatchString(v) {
 		return tagTime
 	}
 	if v == "=" {
@@ -451,7 +458,7 @@ func (l *yamlLoader) flatten(n *yaml.Node, depth int) ([][2]*yaml.Node, error) {
 	var merged, own [][2]*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && l.nodeTag(k) == tagMerge {
+		if k.Kind == yaml.ScalarNode && k.Value == "<<" && l.nodeTag(k) == tagMerge {
 			target := v
 			if target.Kind == yaml.AliasNode && target.Alias != nil {
 				target = target.Alias
