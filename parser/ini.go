@@ -350,10 +350,7 @@ func pyStrip(s string) string {
 // pySplitLines is Python's str.splitlines().
 func pySplitLines(s string) []string {
 	var out []string
-	start := 0
 	rs := []rune(s)
-	bstart := 0
-	_ = start
 	var cur []rune
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
@@ -371,7 +368,6 @@ func pySplitLines(s string) []string {
 	if len(cur) > 0 {
 		out = append(out, string(cur))
 	}
-	_ = bstart
 	return out
 }
 

@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -326,5 +325,3 @@ func loadData(file string, data []byte, warn func(string)) (*Value, error) {
 	}
 	return v, nil
 }
-
-var _ = fmt.Sprintf

@@ -341,8 +341,7 @@ func (inv *Inventory) reconcile() {
 		}
 	}
 	for _, g := range inv.Groups {
-		if h, ok := inv.hosts[g.Name]; ok {
-			_ = h
+		if _, ok := inv.hosts[g.Name]; ok {
 			inv.warnf("Found both group and host with same name: %s", g.Name)
 		}
 	}

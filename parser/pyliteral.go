@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/text/unicode/runenames"
 )
@@ -89,7 +88,7 @@ func pyLiteralEval(s string) (*pyVal, error) {
 		return nil, err
 	}
 	p := &pyParser{toks: lx.toks}
-	v, err := p.expr(0)
+	v, err := p.expr()
 	if err != nil {
 		return nil, err
 	}
@@ -453,9 +452,6 @@ func pyUnescape(body []rune, isBytes bool) (string, error) {
 				emit(e)
 				continue
 			}
-			if i+size >= len(body)+0 && i+size > len(body)-1+1 {
-				return "", errNotLiteral
-			}
 			if i+1+size > len(body) {
 				return "", errNotLiteral
 			}
@@ -524,7 +520,7 @@ func (p *pyParser) isOp(s string) bool {
 }
 
 // expr parses a top-level expression: a tuple without parentheses allowed.
-func (p *pyParser) expr(_ int) (*pyVal, error) {
+func (p *pyParser) expr() (*pyVal, error) {
 	first, err := p.sum()
 	if err != nil {
 		return nil, err
@@ -681,7 +677,7 @@ func (p *pyParser) atom() (*pyVal, error) {
 				p.next()
 				return &pyVal{kind: pyTuple}, nil
 			}
-			v, err := p.expr(0)
+			v, err := p.expr()
 			if err != nil {
 				return nil, err
 			}
@@ -949,6 +945,3 @@ func runeByName(name string) (rune, bool) {
 	r, ok := runeNames[strings.ToUpper(name)]
 	return r, ok
 }
-
-// validUTF8 reports whether bytes decode as UTF-8 (to_text strict).
-func validUTF8(s string) bool { return utf8.ValidString(s) }

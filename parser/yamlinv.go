@@ -2,7 +2,6 @@ package parser
 
 import (
 	"fmt"
-	"os"
 )
 
 // parseYAMLInventory is ansible-core's yaml inventory plugin
@@ -139,5 +138,3 @@ func (inv *Inventory) yamlGroup(name string, data *Value, posOfKey Pos, depth in
 	}
 	return name, nil
 }
-
-var _ = os.Stat
