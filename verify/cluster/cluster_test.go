@@ -5,6 +5,8 @@ package cluster_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +240,33 @@ func TestHelmReleases(t *testing.T) {
 	r := result(t, rep, "addons", "helm")
 	if r.Status != verify.StatusWarn || !strings.Contains(r.Msg, "listable (2), failed: ingress/ingress-nginx") {
 		t.Errorf("helm: %+v", r)
+	}
+}
+
+func TestRequestErrorsNameTheOption(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.conf")
+	os.WriteFile(bad, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c\n"), 0o600)
+	good := filepath.Join(dir, "good.conf")
+	os.WriteFile(good, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\"}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"), 0o600)
+	groups := cluster.Options{KubeControlPlane: []string{"node1"}, KubeNode: []string{"node1"}}
+	for _, c := range []struct {
+		req  cluster.Request
+		want string
+	}{
+		{cluster.Request{Options: groups, Kubeconfig: bad}, "kubeconfig " + bad},
+		{cluster.Request{Options: groups, Kubeconfig: good, Context: "nope"}, `context "nope" does not exist`},
+		{cluster.Request{Options: groups, Kubeconfig: filepath.Join(dir, "missing")}, "option kubeconfig: stat " + filepath.Join(dir, "missing")},
+		{cluster.Request{Kubeconfig: good}, "no host in k8s_cluster"},
+		{cluster.Request{Options: cluster.Options{KubeNode: []string{"a"}, KubePodsSubnet: "10.233.64.0"}, Kubeconfig: good}, `option kube_pods_subnet: "10.233.64.0" is not a CIDR`},
+		{cluster.Request{Options: groups, Kubeconfig: good, Probe: cluster.Probe{Path: "nodeport"}}, `option probe_path: "nodeport"`},
+		{cluster.Request{Options: groups, Kubeconfig: good, Probe: cluster.Probe{AddrMap: map[string]string{"10.233.0.10": "127.0.0.1:1"}}}, `option addr_map: "10.233.0.10" is not host:port`},
+		{cluster.Request{Options: groups, Kubeconfig: good, Timeout: -1}, "option timeout: -1 seconds is out of range"},
+		{cluster.Request{Options: groups, Kubeconfig: good, Layers: []string{"dns"}}, `unknown layer "dns" (known: nodes, kube_system, cni, addons, probe)`},
+	} {
+		_, err := cluster.RunRequest(context.Background(), &c.req)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want an error with %q, got %v", c.want, err)
+		}
 	}
 }
