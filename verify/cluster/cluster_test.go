@@ -270,3 +270,21 @@ func TestRequestErrorsNameTheOption(t *testing.T) {
 		}
 	}
 }
+
+func TestCalicoRRTaint(t *testing.T) {
+	o := threeNode()
+	o.CalicoRR = []string{"rr1"}
+	pool := ippool("10.233.64.0/18", "Never", "Always")
+	if r := result(t, run(t, o, clustertest.Healthy(o, 4), pool), "nodes", "taints"); r.Status != verify.StatusOK {
+		t.Errorf("tainted calico_rr-only host: %+v", r)
+	}
+	w := clustertest.Healthy(o, 4)
+	w.Node("rr1").Spec.Taints = nil
+	rep := run(t, o, w, pool)
+	if r := result(t, rep, "nodes", "taints"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "rr1 is only in calico_rr but lacks node-role.kubernetes.io/calico-rr:NoSchedule") {
+		t.Errorf("untainted calico_rr-only host: %+v", r)
+	}
+	if r := result(t, rep, "kube_system", "calico-node"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "every node (4)") {
+		t.Errorf("calico-node on the route reflector too: %+v", r)
+	}
+}
