@@ -73,13 +73,13 @@ func TestRequestsConstantInNodeCount(t *testing.T) {
 	}
 	// The DaemonSets' status now counts every node.
 	for _, d := range ds {
-		cur, err := c.S.Kube.AppsV1().DaemonSets("kube-system").Get(context.Background(), d.Name, metav1GetOptions)
+		cur, err := c.S.Kube.AppsV1().DaemonSets("kube-system").Get(context.Background(), d.Name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := int32(total)
 		cur.Status.DesiredNumberScheduled, cur.Status.CurrentNumberScheduled, cur.Status.NumberReady, cur.Status.NumberAvailable, cur.Status.UpdatedNumberScheduled = n, n, n, n, n
-		if _, err := c.S.Kube.AppsV1().DaemonSets("kube-system").UpdateStatus(context.Background(), cur, metav1UpdateOptions); err != nil {
+		if _, err := c.S.Kube.AppsV1().DaemonSets("kube-system").UpdateStatus(context.Background(), cur, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,8 +100,3 @@ func TestRequestsConstantInNodeCount(t *testing.T) {
 		t.Errorf("%d-node run: %s\n%s", total, large.Status, dump(large))
 	}
 }
-
-var (
-	metav1GetOptions    = metav1.GetOptions{}
-	metav1UpdateOptions = metav1.UpdateOptions{}
-)
