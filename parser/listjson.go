@@ -80,26 +80,85 @@ func (inv *Inventory) ListJSONExtra(extra *Map) ([]byte, error) {
 	if all := inv.groups["all"]; all != nil {
 		format(all)
 	}
-	hostvars := NewMap()
-	for _, h := range inv.hostsUnder("all") {
-		hv := inv.HostVars(h, extra)
-		out := NewMap()
-		for _, k := range hv.Keys {
-			if !internalStaticVars[k] {
-				out.Set(k, hv.Values[k])
-			}
-		}
-		if out.Len() > 0 {
-			hostvars.Set(h.Name, &Value{Kind: KindMap, Map: out})
-		}
-	}
-	meta := NewMap()
-	meta.Set("hostvars", &Value{Kind: KindMap, Map: hostvars})
-	meta.Set("profile", &Value{Kind: KindString, Str: "inventory_legacy"})
-	root.Set("_meta", &Value{Kind: KindMap, Map: meta})
 	var buf bytes.Buffer
+	// Groups first: every group name sorts before "_meta" only when it
+	// starts with a character below '_', so the whole root is written
+	// through writeJSON with _meta as a pre-rendered value.
+	meta := &Value{Kind: KindMap, Map: NewMap()}
+	root.Set("_meta", meta)
+	var hv bytes.Buffer
+	inv.writeHostvars(&hv, extra)
+	meta.Map.Set("hostvars", &Value{Kind: kindRawJSON, Str: hv.String()})
+	meta.Map.Set("profile", &Value{Kind: KindString, Str: "inventory_legacy"})
 	writeJSON(&buf, &Value{Kind: KindMap, Map: root}, 0)
 	return buf.Bytes(), nil
+}
+
+// kindRawJSON marks a Value whose Str is JSON already rendered at the
+// indentation it is written at; only ListJSON builds such values.
+const kindRawJSON Kind = 255
+
+// hostvarsIndent is the depth of a variable's value in --list output:
+// root, _meta, hostvars, host.
+const hostvarsIndent = 4
+
+// writeHostvars writes _meta.hostvars: each host's variables, sorted,
+// without Ansible's internal ones. Group variables are shared by many hosts
+// through the same *Value, so each value is rendered once and reused.
+func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
+	rendered := map[*Value][]byte{}
+	var scratch bytes.Buffer
+	render := func(v *Value) []byte {
+		if out, ok := rendered[v]; ok {
+			return out
+		}
+		scratch.Reset()
+		writeJSON(&scratch, v, hostvarsIndent)
+		out := append([]byte(nil), scratch.Bytes()...)
+		rendered[v] = out
+		return out
+	}
+	var sorted []string
+	wroteHost := false
+	b.WriteString("{")
+	hosts := inv.hostsUnder("all")
+	sort.SliceStable(hosts, func(i, j int) bool { return pyStrLess(hosts[i].Name, hosts[j].Name) })
+	for _, h := range hosts {
+		hv := inv.HostVars(h, extra)
+		sorted = sorted[:0]
+		for _, k := range hv.Keys {
+			if !internalStaticVars[k] {
+				sorted = append(sorted, k)
+			}
+		}
+		if len(sorted) == 0 {
+			continue
+		}
+		sort.Slice(sorted, func(i, j int) bool { return pyStrLess(sorted[i], sorted[j]) })
+		if wroteHost {
+			b.WriteString(",")
+		}
+		wroteHost = true
+		b.WriteString("\n            ")
+		writeJSONString(b, h.Name)
+		b.WriteString(": {")
+		for i, k := range sorted {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n                ")
+			writeJSONString(b, k)
+			b.WriteString(": ")
+			b.Write(render(hv.Values[k]))
+		}
+		b.WriteString("\n            }")
+	}
+	if !wroteHost {
+		b.Reset()
+		b.WriteString("{}")
+		return
+	}
+	b.WriteString("\n        }")
 }
 
 // hostsUnder is group.get_hosts(): the hosts of the group and its
@@ -148,6 +207,8 @@ func writeJSON(b *bytes.Buffer, v *Value, indent int) {
 		}
 	}
 	switch v.Kind {
+	case kindRawJSON:
+		b.WriteString(v.Str)
 	case KindNull:
 		b.WriteString("null")
 	case KindBool:
@@ -248,6 +309,11 @@ func jsonFloat(f float64) string {
 // writeJSONString escapes as Python's json with ensure_ascii=False.
 func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
+	if plainJSONString(s) {
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	for i, r := range s {
 		if r == utf8.RuneError {
 			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
@@ -299,4 +365,16 @@ func (inv *Inventory) HostJSON(h *Host, extra *Map) ([]byte, error) {
 	var buf bytes.Buffer
 	writeJSON(&buf, &Value{Kind: KindMap, Map: out}, 0)
 	return buf.Bytes(), nil
+}
+
+// plainJSONString reports whether s is printable ASCII needing no escape,
+// the common case, which is then written as it is.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

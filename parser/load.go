@@ -106,6 +106,7 @@ func (inv *Inventory) AddGroup(name string) *Group {
 	}
 	g := inv.addGroup(name)
 	_ = inv.addChild(inv.groups["all"], g)
+	inv.groupVarsCache = nil
 	return g
 }
 
@@ -414,7 +415,31 @@ func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
 	if h == nil {
 		return merge(out, extra)
 	}
-	groups := inv.GroupsOf(h)
+	out = inv.groupLevelVars(inv.GroupsOf(h)).clone()
+	merge(out, h.Vars)
+	for _, dir := range inv.varsDirs {
+		for _, f := range inv.HostVarsFiles[h.Name] {
+			if f.dir == dir {
+				merge(out, f.Vars)
+			}
+		}
+	}
+	return merge(out, extra)
+}
+
+// groupLevelVars is the part of HostVars that depends only on the host's
+// groups: inventory group vars, then group_vars files. Hosts in the same
+// groups share it, so it is computed once per group list.
+func (inv *Inventory) groupLevelVars(groups []*Group) *Map {
+	var key strings.Builder
+	for _, g := range groups {
+		key.WriteString(g.Name)
+		key.WriteByte(0)
+	}
+	if m, ok := inv.groupVarsCache[key.String()]; ok {
+		return m
+	}
+	out := NewMap()
 	if all := inv.groups["all"]; all != nil {
 		merge(out, all.Vars)
 	}
@@ -437,15 +462,11 @@ func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
 			}
 		}
 	}
-	merge(out, h.Vars)
-	for _, dir := range inv.varsDirs {
-		for _, f := range inv.HostVarsFiles[h.Name] {
-			if f.dir == dir {
-				merge(out, f.Vars)
-			}
-		}
+	if inv.groupVarsCache == nil {
+		inv.groupVarsCache = map[string]*Map{}
 	}
-	return merge(out, extra)
+	inv.groupVarsCache[key.String()] = out
+	return out
 }
 
 func merge(dst, src *Map) *Map {
