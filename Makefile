@@ -80,8 +80,11 @@ fuzz:
 	$(GO) test ./parser -run '^$$' -fuzz FuzzINI -fuzztime 30s
 	$(GO) test ./parser -run '^$$' -fuzz FuzzYAML -fuzztime 30s
 
-bench: venv build
+# Benchmarks print figures and ratios; none is asserted in the test suite.
+bench: venv build kube-harness
 	./bench/inventory.sh
+	./bench/node_facts.sh
+	./bench/cluster_requests.sh
 
 vet:
 	$(GO) vet ./...
