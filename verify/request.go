@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 )
@@ -65,20 +64,11 @@ func (r *Request) Env() (*Env, error) {
 	if o.CertFailDays < 0 || o.CertWarnDays < o.CertFailDays {
 		return nil, fmt.Errorf("options cert_warn_days (%d) and cert_fail_days (%d): need 0 <= fail <= warn", o.CertWarnDays, o.CertFailDays)
 	}
-	secs := func(name string, v, def float64) (time.Duration, error) {
-		if v == 0 {
-			v = def
-		}
-		if v < 0 || v > 3600 {
-			return 0, fmt.Errorf("option %s: %v seconds is out of range (0, 3600]", name, v)
-		}
-		return time.Duration(v * float64(time.Second)), nil
-	}
-	lt, err := secs("layer_timeout", r.LayerTimeout, 30)
+	lt, err := Seconds("layer_timeout", r.LayerTimeout, 30)
 	if err != nil {
 		return nil, err
 	}
-	nt, err := secs("net_timeout", r.NetTimeout, 5)
+	nt, err := Seconds("net_timeout", r.NetTimeout, 5)
 	if err != nil {
 		return nil, err
 	}
@@ -119,24 +109,7 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 var LayerOrder = []string{"certificates", "install", "kubelet", "etcd", "dns", "cni", "addons"}
 
 // OrderedLayers lists a report's layers in LayerOrder, then any others by name.
-func (rep *Report) OrderedLayers() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, n := range LayerOrder {
-		if _, ok := rep.Layers[n]; ok {
-			out = append(out, n)
-			seen[n] = true
-		}
-	}
-	var rest []string
-	for n := range rep.Layers {
-		if !seen[n] {
-			rest = append(rest, n)
-		}
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
-}
+func (rep *Report) OrderedLayers() []string { return OrderLayers(rep.Layers, LayerOrder) }
 
 // WriteText prints a report for an operator: one line per layer, then each
 // result that is not ok with its remedy.

@@ -11,13 +11,9 @@ package verify
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -75,49 +71,19 @@ type Result struct {
 // this host, e.g. etcd on a host outside the etcd group; it maps to skipped.
 var ErrNotApplicable = errors.New("not applicable on this host")
 
-// Layer is one layer of checks.
-type Layer interface {
-	// Name is the layer's id, e.g. "certificates".
-	Name() string
-	// Check runs the layer's checks. Facts is the layer's structured data for
-	// ansible_facts (may be nil). A returned error becomes one result with
-	// status error (or skipped for ErrNotApplicable).
-	Check(ctx context.Context, env *Env) (results []Result, facts any, err error)
-}
+// Layer is one node layer of checks.
+type Layer = LayerOf[*Env]
 
-type registration struct {
-	name      string
-	dependsOn []string
-	factory   func() Layer
-}
-
-var (
-	registryMu sync.Mutex
-	registry   = map[string]registration{}
-)
+var registry = NewRegistry[*Env]("verify", nil)
 
 // register adds a layer; each layer file calls it from init(). dependsOn
 // names layers whose failure makes this layer's results skipped.
 func register(name string, dependsOn []string, factory func() Layer) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[name]; dup {
-		panic("verify: layer registered twice: " + name)
-	}
-	registry[name] = registration{name: name, dependsOn: dependsOn, factory: factory}
+	registry.Register(name, dependsOn, factory)
 }
 
 // LayerNames lists the registered layers in name order.
-func LayerNames() []string {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func LayerNames() []string { return registry.Names() }
 
 // LayerReport is one layer's outcome.
 type LayerReport struct {
@@ -147,160 +113,21 @@ type Report struct {
 }
 
 // Run runs the selected layers (all registered when only is empty, minus
-// skip) concurrently, each under its own timeout, and collects a Report.
+// skip) concurrently, each under its own timeout (Env.LayerTimeout, default
+// 30s), and collects a Report.
 func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
-	registryMu.Lock()
-	selected := map[string]registration{}
-	for name, r := range registry {
-		selected[name] = r
+	sel, err := registry.Select(only, skip)
+	if err != nil {
+		return nil, err
 	}
-	registryMu.Unlock()
-	if len(only) > 0 {
-		keep := map[string]registration{}
-		for _, n := range only {
-			r, ok := selected[n]
-			if !ok {
-				return nil, fmt.Errorf("unknown layer %q (known: %s)", n, strings.Join(LayerNames(), ", "))
-			}
-			keep[n] = r
-		}
-		selected = keep
-	}
-	for _, n := range skip {
-		if _, ok := registry[n]; !ok {
-			return nil, fmt.Errorf("unknown layer %q in skip (known: %s)", n, strings.Join(LayerNames(), ", "))
-		}
-		delete(selected, n)
-	}
-
-	rep := &Report{Host: env.Host, Root: env.Root, Status: StatusOK, Layers: map[string]*LayerReport{}}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for name, r := range selected {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lr := runLayer(ctx, env, r)
-			mu.Lock()
-			rep.Layers[name] = lr
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-
-	// Skip chaining: a layer whose prerequisite failed reports one root cause.
-	for name, r := range selected {
-		for _, dep := range r.dependsOn {
-			d, ok := rep.Layers[dep]
-			if !ok || (d.Status != StatusFail && d.Status != StatusError) {
-				continue
-			}
-			lr := rep.Layers[name]
-			for i := range lr.Results {
-				if lr.Results[i].Status == StatusFail || lr.Results[i].Status == StatusError {
-					lr.Results[i].Status = StatusSkipped
-					lr.Results[i].Msg = fmt.Sprintf("prerequisite %s failed; %s", dep, lr.Results[i].Msg)
-				}
-			}
-			lr.Status = layerStatus(lr.Results)
-		}
-	}
-	allSkipped := len(rep.Layers) > 0
-	for _, lr := range rep.Layers {
-		// A layer that does not apply says nothing about the node.
-		if lr.Status != StatusSkipped {
-			allSkipped = false
-			rep.Status = Worse(rep.Status, lr.Status)
-		}
-		for _, res := range lr.Results {
-			rep.Summary.Total++
-			switch res.Status {
-			case StatusOK:
-				rep.Summary.OK++
-			case StatusWarn:
-				rep.Summary.Warn++
-			case StatusFail:
-				rep.Summary.Failed++
-			case StatusSkipped:
-				rep.Summary.Skipped++
-			case StatusError:
-				rep.Summary.Errored++
-			}
-		}
-	}
-	if allSkipped {
-		rep.Status = StatusSkipped
-	}
-	return rep, nil
-}
-
-func layerStatus(results []Result) Status {
-	if len(results) == 0 {
-		return StatusSkipped
-	}
-	s := StatusOK
-	allSkipped := true
-	for _, r := range results {
-		if r.Status != StatusSkipped {
-			allSkipped = false
-			s = Worse(s, r.Status)
-		}
-	}
-	if allSkipped {
-		return StatusSkipped
-	}
-	return s
-}
-
-func runLayer(ctx context.Context, env *Env, r registration) (lr *LayerReport) {
-	start := time.Now()
-	lr = &LayerReport{}
 	timeout := env.LayerTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	type out struct {
-		results []Result
-		facts   any
-		err     error
-	}
-	done := make(chan out, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- out{err: fmt.Errorf("layer %s panicked: %v\n%s", r.name, p, debug.Stack())}
-			}
-		}()
-		res, facts, err := r.factory().Check(ctx, env)
-		done <- out{res, facts, err}
-	}()
-
-	var o out
-	select {
-	case o = <-done:
-	case <-ctx.Done():
-		o.err = fmt.Errorf("layer %s did not finish within %s", r.name, timeout)
-	}
-	lr.Results = o.results
-	lr.Facts = o.facts
-	if o.err != nil {
-		st := StatusError
-		if errors.Is(o.err, ErrNotApplicable) {
-			st = StatusSkipped
-		}
-		lr.Results = append(lr.Results, Result{Layer: r.name, Check: "run", Status: st, Msg: o.err.Error()})
-	}
-	for i := range lr.Results {
-		if lr.Results[i].Layer == "" {
-			lr.Results[i].Layer = r.name
-		}
-	}
-	lr.Status = layerStatus(lr.Results)
-	lr.DurationMS = time.Since(start).Milliseconds()
-	return lr
+	rep := &Report{Host: env.Host, Root: env.Root}
+	rep.Layers = sel.Run(ctx, env, func(string) time.Duration { return timeout })
+	rep.Status, rep.Summary = Overall(rep.Layers)
+	return rep, nil
 }
 
 // Env is what layers may read: the node's files under Root, the inventory

@@ -16,10 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -121,41 +118,18 @@ type Report struct {
 }
 
 // Layer is one cluster layer, as verify.Layer is for a node.
-type Layer interface {
-	Name() string
-	Check(ctx context.Context, env *Env) (results []verify.Result, facts any, err error)
-}
-
-var (
-	registryMu sync.Mutex
-	registry   = map[string]func() Layer{}
-)
-
-func register(name string, f func() Layer) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[name]; dup {
-		panic("cluster: layer registered twice: " + name)
-	}
-	registry[name] = f
-}
+type Layer = verify.LayerOf[*Env]
 
 // LayerOrder is the order layers are reported in: from the nodes up to a
 // real request through a Service.
 var LayerOrder = []string{"nodes", "kube_system", "cni", "addons", "probe"}
 
+var registry = verify.NewRegistry[*Env]("cluster", LayerOrder)
+
+func register(name string, f func() Layer) { registry.Register(name, nil, f) }
+
 // LayerNames lists the registered layers in LayerOrder.
-func LayerNames() []string {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	var out []string
-	for _, n := range LayerOrder {
-		if _, ok := registry[n]; ok {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func LayerNames() []string { return registry.Names() }
 
 // CountingTransport counts the requests that pass through it into N, which
 // several transports may share; RunRequest wraps every client's transport
@@ -184,20 +158,11 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 	if err := p.defaults(); err != nil {
 		return nil, err
 	}
-	secs := func(name string, v, def float64) (time.Duration, error) {
-		if v == 0 {
-			v = def
-		}
-		if v < 0 || v > 3600 {
-			return 0, fmt.Errorf("option %s: %v seconds is out of range (0, 3600]", name, v)
-		}
-		return time.Duration(v * float64(time.Second)), nil
-	}
-	timeout, err := secs("timeout", r.Timeout, 10)
+	timeout, err := verify.Seconds("timeout", r.Timeout, 10)
 	if err != nil {
 		return nil, err
 	}
-	lt, err := secs("layer_timeout", r.LayerTimeout, 60)
+	lt, err := verify.Seconds("layer_timeout", r.LayerTimeout, 60)
 	if err != nil {
 		return nil, err
 	}
@@ -238,30 +203,9 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 // concurrently, each under its own timeout. When the API server does not
 // answer within Timeout, every layer is an error naming the server.
 func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
-	registryMu.Lock()
-	selected := map[string]func() Layer{}
-	for n, f := range registry {
-		selected[n] = f
-	}
-	registryMu.Unlock()
-	if len(only) > 0 {
-		keep := map[string]func() Layer{}
-		for _, n := range only {
-			f, ok := selected[n]
-			if !ok {
-				return nil, fmt.Errorf("unknown layer %q (known: %s)", n, strings.Join(LayerNames(), ", "))
-			}
-			keep[n] = f
-		}
-		selected = keep
-	}
-	for _, n := range skip {
-		if _, ok := selected[n]; !ok {
-			if _, known := registry[n]; !known {
-				return nil, fmt.Errorf("unknown layer %q in skip (known: %s)", n, strings.Join(LayerNames(), ", "))
-			}
-		}
-		delete(selected, n)
+	sel, err := registry.Select(only, skip)
+	if err != nil {
+		return nil, err
 	}
 	if env.Timeout <= 0 {
 		env.Timeout = 10 * time.Second
@@ -277,7 +221,7 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 	cancel()
 	if verr != nil {
 		msg := fmt.Sprintf("API server %s did not answer within %s: %v", env.Server, env.Timeout, verr)
-		for n := range selected {
+		for _, n := range sel.Names() {
 			rep.Layers[n] = &verify.LayerReport{Status: verify.StatusError, Results: []verify.Result{{
 				Layer: n, Check: "api_server", Status: verify.StatusError, Msg: msg,
 				Remediation: "check that kube-apiserver runs on the control plane (crictl ps --name kube-apiserver; journalctl -u kubelet), that the kubeconfig's server address is reachable from here, and that its credentials are valid",
@@ -288,19 +232,13 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 	}
 	rep.ServerVersion = ver
 
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for name, f := range selected {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lr := runLayer(ctx, env, name, f)
-			mu.Lock()
-			rep.Layers[name] = lr
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	rep.Layers = sel.Run(ctx, env, func(name string) time.Duration {
+		if name == "probe" || name == "addons" {
+			// Probes create objects, wait for them, and must clean up after.
+			return env.LayerTimeout + env.Probe.timeout()
+		}
+		return env.LayerTimeout
+	})
 	summarize(rep)
 	return rep, nil
 }
@@ -329,108 +267,16 @@ func serverVersion(ctx context.Context, env *Env) (string, error) {
 
 // summarize sets the report's status, the worst of its layers' where a
 // skipped layer (check mode, an add-on switched off) does not count unless
-// every layer was skipped, and counts the results.
+// every layer was skipped (or there is none), and counts the results.
 func summarize(rep *Report) {
-	all := []verify.Result{}
-	for _, lr := range rep.Layers {
-		all = append(all, verify.Result{Status: lr.Status})
-	}
-	rep.Status = layerStatus(all)
-	for _, lr := range rep.Layers {
-		for _, res := range lr.Results {
-			rep.Summary.Total++
-			switch res.Status {
-			case verify.StatusOK:
-				rep.Summary.OK++
-			case verify.StatusWarn:
-				rep.Summary.Warn++
-			case verify.StatusFail:
-				rep.Summary.Failed++
-			case verify.StatusSkipped:
-				rep.Summary.Skipped++
-			case verify.StatusError:
-				rep.Summary.Errored++
-			}
-		}
+	rep.Status, rep.Summary = verify.Overall(rep.Layers)
+	if len(rep.Layers) == 0 {
+		rep.Status = verify.StatusSkipped
 	}
 }
 
-func layerStatus(results []verify.Result) verify.Status {
-	s := verify.StatusSkipped
-	counted := false
-	for _, r := range results {
-		if r.Status != verify.StatusSkipped {
-			if !counted {
-				s = verify.StatusOK
-				counted = true
-			}
-			s = verify.Worse(s, r.Status)
-		}
-	}
-	return s
-}
-
-func runLayer(ctx context.Context, env *Env, name string, f func() Layer) *verify.LayerReport {
-	start := time.Now()
-	timeout := env.LayerTimeout
-	if name == "probe" || name == "addons" {
-		// Probes create objects, wait for them, and must clean up after.
-		timeout += env.Probe.timeout()
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	type out struct {
-		results []verify.Result
-		facts   any
-		err     error
-	}
-	done := make(chan out, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- out{err: fmt.Errorf("layer %s panicked: %v\n%s", name, p, debug.Stack())}
-			}
-		}()
-		res, facts, err := f().Check(ctx, env)
-		done <- out{res, facts, err}
-	}()
-	var o out
-	select {
-	case o = <-done:
-	case <-ctx.Done():
-		o.err = fmt.Errorf("layer %s did not finish within %s", name, timeout)
-	}
-	lr := &verify.LayerReport{Results: o.results, Facts: o.facts}
-	if o.err != nil {
-		lr.Results = append(lr.Results, verify.Result{Layer: name, Check: "run", Status: verify.StatusError, Msg: o.err.Error()})
-	}
-	for i := range lr.Results {
-		if lr.Results[i].Layer == "" {
-			lr.Results[i].Layer = name
-		}
-	}
-	lr.Status = layerStatus(lr.Results)
-	lr.DurationMS = time.Since(start).Milliseconds()
-	return lr
-}
-
-// OrderedLayers lists a report's layers in LayerOrder.
-func (rep *Report) OrderedLayers() []string {
-	var out []string
-	for _, n := range LayerOrder {
-		if _, ok := rep.Layers[n]; ok {
-			out = append(out, n)
-		}
-	}
-	var rest []string
-	for n := range rep.Layers {
-		if !contains(LayerOrder, n) {
-			rest = append(rest, n)
-		}
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
-}
+// OrderedLayers lists a report's layers in LayerOrder, then any others by name.
+func (rep *Report) OrderedLayers() []string { return verify.OrderLayers(rep.Layers, LayerOrder) }
 
 // Failures lists "layer check: msg" for every failed or errored result.
 func (rep *Report) Failures() []string {
