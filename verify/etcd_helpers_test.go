@@ -10,15 +10,11 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"go.etcd.io/etcd/client/pkg/v3/transport"
-	"go.etcd.io/etcd/server/v3/embed"
 )
 
 // etcdTestNow is the Env.Now of the etcd tests; the generated certificates
@@ -162,109 +158,6 @@ ETCDCTL_CACERT=%[5]s/ca.pem
 ETCDCTL_KEY=%[5]s/admin-%[1]s-key.pem
 ETCDCTL_CERT=%[5]s/admin-%[1]s.pem
 `, host, name, ip, initialCluster, d)
-}
-
-func etcdFreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func etcdMustURL(t testing.TB, s string) url.URL {
-	t.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return *u
-}
-
-// etcdTestMember is one embedded etcd server of a test cluster.
-type etcdTestMember struct {
-	Name       string
-	ClientPort int
-	PeerPort   int
-	// AdvertisePeer is the peer URL the member announces (and the initial
-	// cluster uses); the member listens on 127.0.0.1:PeerPort.
-	AdvertisePeer string
-	CertFile      string
-	KeyFile       string
-}
-
-// startEtcdCluster starts the members as real etcd servers (go.etcd.io/etcd/server/v3/embed)
-// serving TLS on loopback with client certificate authentication, and waits
-// until each is ready. Servers stop at test cleanup or through the returned
-// stop function.
-func startEtcdCluster(t testing.TB, caFile string, members []etcdTestMember) (stop func()) {
-	t.Helper()
-	var pairs []string
-	for _, m := range members {
-		pairs = append(pairs, m.Name+"="+m.AdvertisePeer)
-	}
-	var servers []*embed.Etcd
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		for _, e := range servers {
-			e.Close()
-		}
-	}
-	t.Cleanup(stop)
-	errc := make(chan error, len(members))
-	for _, m := range members {
-		dir := t.TempDir()
-		cfg := embed.NewConfig()
-		cfg.Name = m.Name
-		cfg.Dir = filepath.Join(dir, "data")
-		cfg.Logger = "zap"
-		cfg.LogLevel = "error"
-		cfg.LogOutputs = []string{filepath.Join(dir, "etcd.log")}
-		cfg.ListenClientUrls = []url.URL{etcdMustURL(t, fmt.Sprintf("https://127.0.0.1:%d", m.ClientPort))}
-		cfg.AdvertiseClientUrls = cfg.ListenClientUrls
-		cfg.ListenPeerUrls = []url.URL{etcdMustURL(t, fmt.Sprintf("https://127.0.0.1:%d", m.PeerPort))}
-		cfg.AdvertisePeerUrls = []url.URL{etcdMustURL(t, m.AdvertisePeer)}
-		cfg.InitialCluster = strings.Join(pairs, ",")
-		cfg.InitialClusterToken = "k8s_etcd"
-		cfg.ClusterState = embed.ClusterStateFlagNew
-		tlsInfo := transport.TLSInfo{CertFile: m.CertFile, KeyFile: m.KeyFile, TrustedCAFile: caFile, ClientCertAuth: true}
-		cfg.ClientTLSInfo = tlsInfo
-		cfg.PeerTLSInfo = tlsInfo
-		e, err := embed.StartEtcd(cfg)
-		if err != nil {
-			stop()
-			t.Fatalf("start embedded etcd %s: %v (log: %s)", m.Name, err, etcdTestLog(dir))
-		}
-		servers = append(servers, e)
-		go func() {
-			select {
-			case <-e.Server.ReadyNotify():
-				errc <- nil
-			case err := <-e.Err():
-				errc <- err
-			case <-time.After(30 * time.Second):
-				errc <- fmt.Errorf("etcd %s not ready after 30s", m.Name)
-			}
-		}()
-	}
-	for range members {
-		if err := <-errc; err != nil {
-			stop()
-			t.Fatalf("embedded etcd: %v", err)
-		}
-	}
-	return stop
-}
-
-func etcdTestLog(dir string) string {
-	b, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
-	return string(b)
 }
 
 // fakeSystemd is a Systemd answering from a table (unit -> properties).

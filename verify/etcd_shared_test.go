@@ -4,13 +4,13 @@ package verify
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/internal/testutil"
 )
 
@@ -55,21 +55,8 @@ func etcdCopyFixture(t *testing.T, rels ...string) string {
 func TestEtcdLayerFixture(t *testing.T) {
 	root := etcdCopyFixture(t, "etc/etcd.env", "etc/ssl/etcd/ssl")
 	ssl := filepath.Join(root, "etc/ssl/etcd/ssl")
-	addr := map[string]string{}
-	var members []etcdTestMember
-	for i := 1; i <= 3; i++ {
-		cp, pp := etcdFreePort(t), etcdFreePort(t)
-		members = append(members, etcdTestMember{
-			Name: fmt.Sprintf("etcd%d", i), ClientPort: cp, PeerPort: pp,
-			AdvertisePeer: fmt.Sprintf("https://127.0.0.1:%d", pp),
-			CertFile:      filepath.Join(ssl, fmt.Sprintf("member-node%d.pem", i)),
-			KeyFile:       filepath.Join(ssl, fmt.Sprintf("member-node%d-key.pem", i)),
-		})
-		addr[fmt.Sprintf("10.10.0.1%d:2380", i)] = fmt.Sprintf("127.0.0.1:%d", pp)
-		addr[fmt.Sprintf("10.10.0.1%d:2379", i)] = fmt.Sprintf("127.0.0.1:%d", cp)
-	}
-	addr["127.0.0.1:2379"] = addr["10.10.0.11:2379"]
-	stop := startEtcdCluster(t, filepath.Join(ssl, "ca.pem"), members)
+	members, addr := testharness.FixtureEtcdMembers(t, ssl)
+	stop := testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
 
 	env := &Env{
 		Root: root, Host: "node1", Now: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC),

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/layercheck/layercheck/internal/testharness"
 )
 
 func TestParseEtcdEnv(t *testing.T) {
@@ -176,8 +178,8 @@ func etcdTestEnv(root string, members []string, addr map[string]string, timeout 
 func TestEtcdLayerLive(t *testing.T) {
 	root, _ := etcdTestNode(t, "etcd1=https://10.10.0.11:2380")
 	ssl := filepath.Join(root, "etc/ssl/etcd/ssl")
-	cport, pport := etcdFreePort(t), etcdFreePort(t)
-	stop := startEtcdCluster(t, filepath.Join(ssl, "ca.pem"), []etcdTestMember{{
+	cport, pport := testharness.FreePort(t), testharness.FreePort(t)
+	stop := testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), []testharness.EtcdMember{{
 		Name: "etcd1", ClientPort: cport, PeerPort: pport, AdvertisePeer: "https://10.10.0.11:2380",
 		CertFile: filepath.Join(ssl, "member-node1.pem"), KeyFile: filepath.Join(ssl, "member-node1-key.pem"),
 	}})
@@ -342,7 +344,7 @@ func TestEtcdLayerHang(t *testing.T) {
 // TestEtcdLayerLocalFaults covers what the layer finds without a server:
 // wrong certificates, a foreign etcd.env, systemd states.
 func TestEtcdLayerLocalFaults(t *testing.T) {
-	closed := fmt.Sprintf("127.0.0.1:%d", etcdFreePort(t))
+	closed := fmt.Sprintf("127.0.0.1:%d", testharness.FreePort(t))
 	addr := map[string]string{"10.10.0.11:2379": closed, "127.0.0.1:2379": closed}
 	cluster := "etcd1=https://10.10.0.11:2380"
 

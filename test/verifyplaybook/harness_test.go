@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +20,6 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"go.etcd.io/etcd/client/pkg/v3/transport"
-	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/layercheck/layercheck/internal/testutil"
 )
@@ -113,8 +110,6 @@ func runVerify(t *testing.T, target, inventory string, extra map[string]any, arg
 	ev, _ := json.Marshal(extra)
 	evf := filepath.Join(work, "extra.json")
 	must(t, os.WriteFile(evf, ev, 0o644))
-	cfg := filepath.Join(work, "ansible.cfg")
-	must(t, os.WriteFile(cfg, nil, 0o644))
 	cache := filepath.Join(work, "facts")
 	if target == "" {
 		target = filepath.Join(coll, "ansible_collections", "layercheck", "kubespray", "playbooks", "verify.yml")
@@ -124,7 +119,6 @@ func runVerify(t *testing.T, target, inventory string, extra map[string]any, arg
 	cmd := exec.Command(testutil.Ansible(t, "ansible-playbook"), cmdArgs...)
 	cmd.Dir = work
 	cmd.Env = testutil.AnsibleEnv(
-		"ANSIBLE_CONFIG="+cfg,
 		"ANSIBLE_COLLECTIONS_PATH="+collectionsPath(coll, target),
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(work, "tmp"),
 		"ANSIBLE_REMOTE_TMP="+filepath.Join(work, "rtmp"),
@@ -175,80 +169,6 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// etcdMember is one embedded etcd server.
-type etcdMember struct {
-	Name          string
-	ClientPort    int
-	PeerPort      int
-	AdvertisePeer string
-	CertFile      string
-	KeyFile       string
-}
-
-// startEtcd starts real etcd servers (embed) serving TLS with client
-// certificate authentication on 127.0.0.1, and waits until all are ready.
-func startEtcd(t *testing.T, caFile string, members []etcdMember) {
-	t.Helper()
-	var pairs []string
-	for _, m := range members {
-		pairs = append(pairs, m.Name+"="+m.AdvertisePeer)
-	}
-	errc := make(chan error, len(members))
-	for _, m := range members {
-		dir := t.TempDir()
-		cfg := embed.NewConfig()
-		cfg.Name = m.Name
-		cfg.Dir = filepath.Join(dir, "data")
-		cfg.Logger = "zap"
-		cfg.LogLevel = "error"
-		cfg.LogOutputs = []string{filepath.Join(dir, "etcd.log")}
-		u := func(s string) url.URL {
-			p, err := url.Parse(s)
-			must(t, err)
-			return *p
-		}
-		cfg.ListenClientUrls = []url.URL{u(fmt.Sprintf("https://127.0.0.1:%d", m.ClientPort))}
-		cfg.AdvertiseClientUrls = cfg.ListenClientUrls
-		cfg.ListenPeerUrls = []url.URL{u(fmt.Sprintf("https://127.0.0.1:%d", m.PeerPort))}
-		cfg.AdvertisePeerUrls = []url.URL{u(m.AdvertisePeer)}
-		cfg.InitialCluster = strings.Join(pairs, ",")
-		cfg.InitialClusterToken = "k8s_etcd"
-		cfg.ClusterState = embed.ClusterStateFlagNew
-		tlsInfo := transport.TLSInfo{CertFile: m.CertFile, KeyFile: m.KeyFile, TrustedCAFile: caFile, ClientCertAuth: true}
-		cfg.ClientTLSInfo = tlsInfo
-		cfg.PeerTLSInfo = tlsInfo
-		e, err := embed.StartEtcd(cfg)
-		if err != nil {
-			b, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
-			t.Fatalf("start embedded etcd %s: %v\n%s", m.Name, err, b)
-		}
-		t.Cleanup(e.Close)
-		go func() {
-			select {
-			case <-e.Server.ReadyNotify():
-				errc <- nil
-			case err := <-e.Err():
-				errc <- err
-			case <-time.After(30 * time.Second):
-				errc <- fmt.Errorf("etcd %s not ready after 30s", m.Name)
-			}
-		}()
-	}
-	for range members {
-		if err := <-errc; err != nil {
-			t.Fatalf("embedded etcd: %v", err)
-		}
 	}
 }
 

@@ -3,7 +3,6 @@
 package verifyplaybook
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,22 +47,9 @@ func fixtureNode(t *testing.T, now time.Time, etcdUp bool) (root string, extra m
 	}
 	ssl := filepath.Join(t.TempDir(), "ssl")
 	must(t, testharness.CopyTree(filepath.Join(root, "etc/ssl/etcd/ssl"), ssl))
-	addr := map[string]string{}
-	var members []etcdMember
-	for i := 1; i <= 3; i++ {
-		cp, pp := freePort(t), freePort(t)
-		members = append(members, etcdMember{
-			Name: fmt.Sprintf("etcd%d", i), ClientPort: cp, PeerPort: pp,
-			AdvertisePeer: fmt.Sprintf("https://127.0.0.1:%d", pp),
-			CertFile:      filepath.Join(ssl, fmt.Sprintf("member-node%d.pem", i)),
-			KeyFile:       filepath.Join(ssl, fmt.Sprintf("member-node%d-key.pem", i)),
-		})
-		addr[fmt.Sprintf("10.10.0.1%d:2380", i)] = fmt.Sprintf("127.0.0.1:%d", pp)
-		addr[fmt.Sprintf("10.10.0.1%d:2379", i)] = fmt.Sprintf("127.0.0.1:%d", cp)
-	}
-	addr["127.0.0.1:2379"] = addr["10.10.0.11:2379"]
+	members, addr := testharness.FixtureEtcdMembers(t, ssl)
 	if etcdUp {
-		startEtcd(t, filepath.Join(ssl, "ca.pem"), members)
+		testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
 	}
 	d := startDNS(t, "cluster.local", "10.233.0.1")
 	addr["169.254.25.10:53"], addr["10.233.0.3:53"] = d, d

@@ -52,9 +52,9 @@ func newLiveNode(t *testing.T, etcdUp bool) *liveNode {
 		must(t, err)
 		must(t, os.WriteFile(filepath.Join(srv, filepath.Base(f)), data, 0o600))
 	}
-	cp, pp := freePort(t), freePort(t)
+	cp, pp := testharness.FreePort(t), testharness.FreePort(t)
 	if etcdUp {
-		startEtcd(t, filepath.Join(srv, "ca.pem"), []etcdMember{{
+		testharness.StartEtcd(t, filepath.Join(srv, "ca.pem"), []testharness.EtcdMember{{
 			Name: "etcd1", ClientPort: cp, PeerPort: pp, AdvertisePeer: "https://10.10.0.11:2380",
 			CertFile: filepath.Join(srv, filepath.Base(cert)), KeyFile: filepath.Join(srv, filepath.Base(key)),
 		}})
