@@ -137,16 +137,11 @@ func runVerifyPlaybookVars(t *testing.T, c *Cluster, more map[string]any, args .
 	if err := os.WriteFile(evf, ev, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(work, "ansible.cfg")
-	if err := os.WriteFile(cfg, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	cache := filepath.Join(work, "facts")
 	pb := filepath.Join(coll, "ansible_collections", "layercheck", "kubespray", "playbooks", "verify.yml")
 	cmd := exec.Command(testutil.Ansible(t, "ansible-playbook"), append([]string{"-i", inv, pb, "-e", "@" + evf}, args...)...)
 	cmd.Dir = work
 	cmd.Env = testutil.AnsibleEnv(
-		"ANSIBLE_CONFIG="+cfg,
 		"ANSIBLE_COLLECTIONS_PATH="+coll,
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(work, "tmp"),
 		"ANSIBLE_REMOTE_TMP="+filepath.Join(work, "rtmp"),

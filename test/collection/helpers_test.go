@@ -48,18 +48,11 @@ func requireBinaries(t *testing.T) string {
 	return mine
 }
 
-// env is the environment for ansible commands: testutil.AnsibleEnv, whose
-// ANSIBLE_CONFIG=/dev/null ansible-core 2.19 refuses ("Unsupported
-// configuration file extension"), overridden by an empty ansible.cfg of our
-// own (later entries win), the default callback, and extra.
+// env is the environment for ansible commands: testutil.AnsibleEnv (with
+// its empty ansible.cfg), the default callback, and extra (later entries win).
 func env(t *testing.T, extra ...string) []string {
 	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "ansible.cfg")
-	if err := os.WriteFile(cfg, []byte("[defaults]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	return testutil.AnsibleEnv(append([]string{
-		"ANSIBLE_CONFIG=" + cfg,
 		"ANSIBLE_STDOUT_CALLBACK=default",
 		"ANSIBLE_CALLBACK_RESULT_FORMAT=json",
 		"ANSIBLE_FORKS=5",

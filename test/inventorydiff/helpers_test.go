@@ -84,18 +84,12 @@ func run(t *testing.T, dir string, env []string, timeout time.Duration, name str
 
 // ansibleInventory runs the venv's ansible-inventory with args in an empty
 // working directory (so no ansible.cfg or playbook-adjacent group_vars is
-// picked up) and an empty configuration file.
+// picked up) and testutil.AnsibleEnv's empty configuration file.
 func ansibleInventory(t *testing.T, args ...string) result {
 	t.Helper()
 	bin := testutil.Ansible(t, "ansible-inventory")
 	cwd := t.TempDir()
-	cfg := filepath.Join(cwd, "ansible.cfg")
-	if err := os.WriteFile(cfg, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// ansible-core 2.19 rejects ANSIBLE_CONFIG=/dev/null ("Unsupported
-	// configuration file extension"): point it at an empty ansible.cfg.
-	env := testutil.AnsibleEnv("ANSIBLE_CONFIG="+cfg, "HOME="+cwd)
+	env := testutil.AnsibleEnv("HOME=" + cwd)
 	return run(t, cwd, env, 3*time.Minute, bin, args...)
 }
 

@@ -220,7 +220,7 @@ json.dump(out, sys.stdout)
 func ansibleTypes(t *testing.T, py, root string, files []string) map[string]map[string]string {
 	t.Helper()
 	cmd := exec.Command(py, append([]string{"-c", oracleScript, root}, files...)...)
-	cmd.Env = testutil.AnsibleEnv("ANSIBLE_CONFIG=" + emptyConfig(t))
+	cmd.Env = testutil.AnsibleEnv()
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr string
@@ -234,17 +234,6 @@ func ansibleTypes(t *testing.T, py, root string, files []string) map[string]map[
 		t.Fatal(err)
 	}
 	return res
-}
-
-// emptyConfig writes an empty ansible.cfg: ansible-core 2.19 rejects
-// ANSIBLE_CONFIG=/dev/null ("Unsupported configuration file extension").
-func emptyConfig(t *testing.T) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "ansible.cfg")
-	if err := os.WriteFile(p, []byte("[defaults]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func TestLoadVarsYAMLAliasBomb(t *testing.T) {
