@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -123,23 +124,9 @@ func TestVersionDifferences(t *testing.T) {
 	}
 }
 
-// writeTree writes files (relative path -> content) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func TestForInventoryCheckout(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testutil.WriteTree(t, root, map[string]string{
 		"roles/kubespray_defaults/defaults/main/main.yml": "---\nhelm_enabled: \"false\"\nmy_flag: yes\nkube_network_plugin: calico\nderived: \"{{ my_flag | bool }}\"\n",
 		"roles/other/vars/main.yml":                       "helm_enabled: false\n",
 		"inventory/mycluster/group_vars/all/all.yml":      "x: 1\n",
@@ -180,7 +167,7 @@ func TestForInventoryCheckout(t *testing.T) {
 
 func TestForInventoryCheckoutError(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testutil.WriteTree(t, root, map[string]string{
 		"roles/kubespray_defaults/defaults/main.yml": "a: 1\nb: [unclosed\n",
 		"inventory/x/hosts.ini":                      "[all]\n",
 	})
@@ -193,7 +180,7 @@ func TestForInventoryCheckoutError(t *testing.T) {
 func TestForInventoryFallback(t *testing.T) {
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "hosts.ini")
-	writeTree(t, dir, map[string]string{"hosts.ini": "[all]\nnode1\n"})
+	testutil.WriteTree(t, dir, map[string]string{"hosts.ini": "[all]\nnode1\n"})
 	for _, sources := range [][]string{{inv}, {dir}, {filepath.Join(dir, "missing.ini")}, nil} {
 		c, err := ForInventory(sources)
 		if err != nil {
@@ -309,7 +296,7 @@ func TestDynamicGroupsTable(t *testing.T) {
 // calico check.yml decide the allowed values and removed variables.
 func TestCheckoutReadsItsOwnAsserts(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testutil.WriteTree(t, root, map[string]string{
 		"roles/kubespray_defaults/defaults/main.yml": "kube_network_plugin: calico\nnew_choice: x\neviction_hard_control_plane: {}\nignore_assert_errors: false\n",
 		"roles/validate_inventory/tasks/main.yml": `---
 - name: Fail if removed variables are used
@@ -389,7 +376,7 @@ func TestCheckoutReadsItsOwnAsserts(t *testing.T) {
 
 func TestCheckoutWithoutRemovedTask(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"roles/kubespray_defaults/defaults/main.yml": "a: 1\n"})
+	testutil.WriteTree(t, root, map[string]string{"roles/kubespray_defaults/defaults/main.yml": "a: 1\n"})
 	c, err := Checkout(root)
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +385,7 @@ func TestCheckoutWithoutRemovedTask(t *testing.T) {
 	if _, ok := c.Removed["kubelet_static_pod_path"]; !ok {
 		t.Error("facts table not applied")
 	}
-	writeTree(t, root, map[string]string{"roles/validate_inventory/tasks/main.yml": "- name: x\n  assert:\n    that: [\n"})
+	testutil.WriteTree(t, root, map[string]string{"roles/validate_inventory/tasks/main.yml": "- name: x\n  assert:\n    that: [\n"})
 	if _, err := Checkout(root); err == nil || !strings.Contains(err.Error(), "roles/validate_inventory/tasks/main.yml") {
 		t.Errorf("malformed task file: %v", err)
 	}
@@ -406,7 +393,7 @@ func TestCheckoutWithoutRemovedTask(t *testing.T) {
 
 func TestFindCheckoutThroughSymlink(t *testing.T) {
 	checkout := t.TempDir()
-	writeTree(t, checkout, map[string]string{
+	testutil.WriteTree(t, checkout, map[string]string{
 		"roles/kubespray_defaults/defaults/main.yml": "a: 1\n",
 		"inventory/prod/hosts.yaml":                  "all: {}\n",
 	})

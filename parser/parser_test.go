@@ -2,31 +2,19 @@ package parser
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-func write(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+	"github.com/layercheck/layercheck/internal/testutil"
+)
 
 // The INI outcomes below are the ones ansible-inventory 2.19 prints (the
 // differential tests in test/inventorydiff prove them against it).
 func TestINIValueKinds(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"hosts.ini": `[g]
+	testutil.WriteTree(t, dir, map[string]string{"hosts.ini": `[g]
 h1 a=true b=yes c=True d="True" e='"True"' f=1 g=0x1F h=1e3 i="[1,'a']" j=None k=07 l=1j m=-True n={{x}} o=b'xy' p="b'xy'"
 [g:vars]
 v1=true
@@ -203,7 +191,7 @@ func TestYAMLErrors(t *testing.T) {
 
 func TestHostVarsPrecedence(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"inventory.ini": `[all:vars]
 p=all_inv
 [parent:children]
@@ -263,7 +251,7 @@ r=prio_inv
 
 func TestParseExtraVars(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"x.yml": "f: yes\nn: 1\n"})
+	testutil.WriteTree(t, dir, map[string]string{"x.yml": "f: yes\nn: 1\n"})
 	m, err := ParseExtraVars([]string{
 		`a=1 b="x y" c={{ d }} e='q'`,
 		`{"j": true, "k": [1]}`,
@@ -295,7 +283,7 @@ func TestParseExtraVars(t *testing.T) {
 
 func TestWholeFileVault(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"hosts.ini":              "[g]\nh1\n",
 		"group_vars/g/vault.yml": "$ANSIBLE_VAULT;1.1;AES256\n616263\n",
 		"group_vars/g/plain.yml": "x: 1\n",
@@ -326,7 +314,7 @@ func TestWholeFileVault(t *testing.T) {
 
 func TestAddGroupAndHost(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"hosts.ini": "h0\n[g]\nh1\n", "group_vars/dyn.yml": "dyn_var: 1\n"})
+	testutil.WriteTree(t, dir, map[string]string{"hosts.ini": "h0\n[g]\nh1\n", "group_vars/dyn.yml": "dyn_var: 1\n"})
 	inv, err := Load(filepath.Join(dir, "hosts.ini"))
 	if err != nil {
 		t.Fatal(err)
@@ -354,7 +342,7 @@ func TestAddGroupAndHost(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"bad.ini":           "[g]\nh1\n[g:nope]\n",
 		"dir/ok.ini":        "[g]\nh1\n",
 		"dir/bad.ini":       "[g:nope]\n",
@@ -385,7 +373,7 @@ func TestLoadErrors(t *testing.T) {
 
 func TestListJSONShape(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"hosts.yml": "all:\n  hosts:\n    a: {f: 1.0, v: !vault '$ANSIBLE_VAULT;x', u: !unsafe 'x'}\n  children:\n    empty:\n"})
+	testutil.WriteTree(t, dir, map[string]string{"hosts.yml": "all:\n  hosts:\n    a: {f: 1.0, v: !vault '$ANSIBLE_VAULT;x', u: !unsafe 'x'}\n  children:\n    empty:\n"})
 	inv, err := Load(filepath.Join(dir, "hosts.yml"))
 	if err != nil {
 		t.Fatal(err)

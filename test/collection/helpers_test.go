@@ -91,20 +91,6 @@ func run(t *testing.T, dir string, envv []string, name string, args ...string) r
 	return result{out: buf.String(), code: code}
 }
 
-// write creates files (relative path -> content) under dir.
-func write(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, content := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // hostFacts is ansible_facts.layercheck_lint as the tests read it.
 type hostFacts struct {
 	Catalogue string `json:"catalogue"`

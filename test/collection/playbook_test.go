@@ -36,7 +36,7 @@ func inventory(t *testing.T, broken bool) string {
 		files["group_vars/k8s_cluster/addons.yml"] = "---\nhelm_enabled: \"true\"\n"
 		files["host_vars/node2.yml"] = "---\nkube_proxy_strict_arp: \"yes\"\n"
 	}
-	write(t, dir, files)
+	testutil.WriteTree(t, dir, files)
 	return dir
 }
 
@@ -48,7 +48,7 @@ func TestCheckoutPlaybookCleanInventory(t *testing.T) {
 	requireBinaries(t)
 	inv := inventory(t, false)
 	facts := t.TempDir()
-	write(t, facts, map[string]string{"facts.yml": factsPlaybook(facts)})
+	testutil.WriteTree(t, facts, map[string]string{"facts.yml": factsPlaybook(facts)})
 	r := run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, lintPlaybook(), filepath.Join(facts, "facts.yml"))
 	if r.code != 0 {
 		t.Fatalf("lint of a clean inventory failed (exit %d):\n%s", r.code, r.out)
@@ -113,7 +113,7 @@ func TestFactsPerHostAndCheckMode(t *testing.T) {
 	var got [2]map[string]*hostFacts
 	for i, mode := range [][]string{nil, {"--check"}} {
 		facts := t.TempDir()
-		write(t, facts, map[string]string{"facts.yml": factsPlaybook(facts)})
+		testutil.WriteTree(t, facts, map[string]string{"facts.yml": factsPlaybook(facts)})
 		args := append([]string{"-i", inv, "-e", `{"layercheck_lint_fail_on_errors": false}`}, mode...)
 		r := run(t, t.TempDir(), env(t), "ansible-playbook", append(args, lintPlaybook(), filepath.Join(facts, "facts.yml"))...)
 		if r.code != 0 {
@@ -161,7 +161,7 @@ func TestExtraVarsTypesFromAnsible(t *testing.T) {
 	}
 	// A YAML file given with -e @file: its location is the file's.
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"extra.yml": "---\ndownload_run_once: \"yes\"\nhelm_enabled: true\n"})
+	testutil.WriteTree(t, dir, map[string]string{"extra.yml": "---\ndownload_run_once: \"yes\"\nhelm_enabled: true\n"})
 	r = run(t, dir, env(t), "ansible-playbook", "-i", inv, lintPlaybook(), "-e", "@extra.yml")
 	if r.code == 0 || !strings.Contains(r.out, `download_run_once = "yes"`) || !strings.Contains(r.out, "extra.yml:2:20") ||
 		strings.Contains(r.out, "helm_enabled =") {

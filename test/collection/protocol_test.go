@@ -64,7 +64,7 @@ func TestVaultValuesStayHidden(t *testing.T) {
 	requireBinaries(t)
 	inv := inventory(t, false)
 	const cipher = "6231623965363538623939313864643934306461383539393139"
-	write(t, inv, map[string]string{"group_vars/all/vault.yml": "---\nkube_token_secret: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  " + cipher + "\n  3462\n"})
+	testutil.WriteTree(t, inv, map[string]string{"group_vars/all/vault.yml": "---\nkube_token_secret: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  " + cipher + "\n  3462\n"})
 	r := run(t, t.TempDir(), env(t), "ansible-playbook", "-vvv", "-i", inv, lintPlaybook())
 	if r.code != 0 {
 		t.Fatalf("an inventory with a vault value failed the lint (exit %d):\n%s", r.code, r.out)
@@ -76,7 +76,7 @@ func TestVaultValuesStayHidden(t *testing.T) {
 	// -e @file of a whole-file vault, decrypted by Ansible with the
 	// password: its strings are never shown nor judged.
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"pw": "layercheck-test-password\n", "secret.yml": "---\nhelm_enabled: \"true\"\nkube_token: Sup3rS3cretT0ken\n"})
+	testutil.WriteTree(t, dir, map[string]string{"pw": "layercheck-test-password\n", "secret.yml": "---\nhelm_enabled: \"true\"\nkube_token: Sup3rS3cretT0ken\n"})
 	if r := run(t, dir, env(t), "ansible-vault", "encrypt", "--vault-password-file", "pw", "secret.yml"); r.code != 0 {
 		t.Fatalf("ansible-vault encrypt (exit %d):\n%s", r.code, r.out)
 	}
@@ -91,8 +91,8 @@ func TestVaultValuesStayHidden(t *testing.T) {
 func TestNoBinaryForPlatform(t *testing.T) {
 	requireBinaries(t)
 	inv := inventory(t, false)
-	write(t, inv, map[string]string{"host_vars/localhost.yml": "---\nansible_connection: local\nansible_system: Linux\nansible_architecture: ppc64le\n"})
-	write(t, inv, map[string]string{"local.ini": "localhost\n"})
+	testutil.WriteTree(t, inv, map[string]string{"host_vars/localhost.yml": "---\nansible_connection: local\nansible_system: Linux\nansible_architecture: ppc64le\n"})
+	testutil.WriteTree(t, inv, map[string]string{"local.ini": "localhost\n"})
 	r := run(t, t.TempDir(), env(t), "ansible-playbook", "-i", filepath.Join(inv, "inventory.ini"), "-i", filepath.Join(inv, "local.ini"), lintPlaybook())
 	if r.code == 0 || !strings.Contains(r.out, "no layercheck binary for linux/ppc64le") || !strings.Contains(r.out, "make modules") {
 		t.Errorf("want a failure naming linux/ppc64le and how to build (exit %d):\n%s", r.code, r.out)
@@ -107,7 +107,7 @@ func TestResolvedValuesFromAnsible(t *testing.T) {
 	requireBinaries(t)
 	inv := inventory(t, false) // helm_enabled: false in group_vars/k8s_cluster/addons.yml
 	play := t.TempDir()
-	write(t, play, map[string]string{
+	testutil.WriteTree(t, play, map[string]string{
 		"group_vars/k8s_cluster.yml": "---\n# beside the playbook, unseen by the inventory reader\nhelm_enabled: \"true\"\n",
 		"play.yml":                   "- hosts: all\n  gather_facts: false\n  roles:\n    - layercheck.kubespray.lint\n",
 	})

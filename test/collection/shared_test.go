@@ -47,7 +47,7 @@ func TestKubespraySampleInventory(t *testing.T) {
 				t.Fatal(err)
 			}
 			facts := t.TempDir()
-			write(t, facts, map[string]string{"facts.yml": factsPlaybook(facts)})
+			testutil.WriteTree(t, facts, map[string]string{"facts.yml": factsPlaybook(facts)})
 			extra := `{"layercheck_lint_kubespray_version": "` + version + `"}`
 			r := run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, "-e", extra, lintPlaybook(), filepath.Join(facts, "facts.yml"))
 			if r.code != 0 {

@@ -56,7 +56,7 @@ func TestINILiteralValues(t *testing.T) {
 	ini := "[lit]\nlit1 " + strings.Join(iniLiteralHostTokens, " ") + "\n" +
 		"lit2 ansible_host=10.0.0.2 ip=10.0.0.2 access_ip=10.0.0.2\n" +
 		"[lit:vars]\n" + strings.Join(iniGroupVarLines, "\n") + "\n"
-	writeTree(t, dir, map[string]string{"hosts.ini": ini})
+	testutil.WriteTree(t, dir, map[string]string{"hosts.ini": ini})
 	out := compareList(t, 2, "-i", filepath.Join(dir, "hosts.ini"))
 	// spot-check the cases the brief asks about, on ansible's own output
 	hv := out["_meta"].(map[string]any)["hostvars"].(map[string]any)["lit1"].(map[string]any)
@@ -70,7 +70,7 @@ func TestINILiteralValues(t *testing.T) {
 
 func TestINIRangesAndComments(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"inventory.ini": `# a comment
+	testutil.WriteTree(t, dir, map[string]string{"inventory.ini": `# a comment
 ; another comment
    # indented comment
 [web] # trailing comment on a section
@@ -249,7 +249,7 @@ null_key: {~: a}
 
 func TestYAML11Scalars(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"hosts.ini":                     "[g]\nh1\n",
 		"group_vars/all/scalars.yml":    yaml11Scalars,
 		"group_vars/all/structures.yml": yamlStructures,
@@ -259,7 +259,7 @@ func TestYAML11Scalars(t *testing.T) {
 
 func TestVarsFileForms(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"inventory.ini": "[g1]\nh1\n[g2]\nh1\n[g3]\nh2\n[g4]\nh2\n[g5]\nh3\n[g6]\nh3\n[g7]\nh3\n" +
 			"[g8]\nh3\n[k8s-cluster]\nh3\n[dotted.name]\nh1\n",
 		"group_vars/g1":                "from: g1 no extension\nv_g1: 1\n",
@@ -294,7 +294,7 @@ func TestVarsFileForms(t *testing.T) {
 
 func TestPrecedence(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"inventory.ini": `[all:vars]
 v_all=inv_all
 p=from_all_inv
@@ -399,13 +399,13 @@ const yamlInventory = `all:
 
 func TestYAMLInventory(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"hosts.yml": yamlInventory, "group_vars/g1a.yml": "gv: from_group_vars\n"})
+	testutil.WriteTree(t, dir, map[string]string{"hosts.yml": yamlInventory, "group_vars/g1a.yml": "gv: from_group_vars\n"})
 	compareList(t, 8, "-i", filepath.Join(dir, "hosts.yml"))
 }
 
 func TestJSONInventory(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"hosts.json": `{"all": {"hosts": {"j1": {"f": 1e3, "i": 10, "s": "x", "n": null, "b": true}, "j2:2222": null},
   "children": {"jg": {"hosts": {"j1": {}}, "vars": {"nested": {"a": [1, {"b": 2}]}}}}}}`,
 		"noext": "[plain]\nnoext1 k=v\n",
@@ -417,7 +417,7 @@ func TestJSONInventory(t *testing.T) {
 func TestDirectorySource(t *testing.T) {
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "inv")
-	writeTree(t, inv, map[string]string{
+	testutil.WriteTree(t, inv, map[string]string{
 		"01-hosts.ini":          "[a]\na1\n[a:vars]\nfrom=ini\n",
 		"02-more.yml":           "all:\n  children:\n    b:\n      hosts:\n        b1:\n    a:\n      hosts:\n        a2:\n",
 		"03-json.json":          `{"c": {"hosts": {"c1": {"x": 1}}}}`,
@@ -442,7 +442,7 @@ func TestDirectorySource(t *testing.T) {
 
 func TestMultipleSources(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"one/hosts.ini":             "[g]\nh1\n[shared]\nh1\n",
 		"one/group_vars/all.yml":    "src: one\nonly_one: 1\n",
 		"one/group_vars/g.yml":      "gsrc: one\n",
@@ -460,7 +460,7 @@ func TestMultipleSources(t *testing.T) {
 
 func TestExtraVars(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"hosts.ini":  "[g]\nh1 a=1 b=2\n",
 		"extra.yml":  "from_file: yes\nb: file\nlist: [1, 2]\n",
 		"extra.json": `{"j": 1.5, "b": "json-file"}`,
@@ -524,7 +524,7 @@ func TestErrors(t *testing.T) {
 		bomb += fmt.Sprintf("%s: &%s [%s]\n", name, name, strings.TrimSuffix(strings.Repeat("*"+prev+", ", 10), ", "))
 		prev = name
 	}
-	writeTree(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"bad-yaml.yml":          "all:\n  hosts:\n    h1: [unclosed\n",
 		"bad-ini.ini":           "[g]\nh1\n[g:bogus]\nx\n",
 		"bad-range.ini":         "[g]\nweb[1:a]\n",
@@ -543,7 +543,7 @@ func TestErrors(t *testing.T) {
 		}
 		defer l.Close()
 	} else {
-		writeTree(t, dir, map[string]string{"unreadable.ini": "[g]\nh1\n"})
+		testutil.WriteTree(t, dir, map[string]string{"unreadable.ini": "[g]\nh1\n"})
 		if err := os.Chmod(unreadable, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -609,7 +609,7 @@ c:
   hosts: {1: }
 `
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"mixed/bad.yml": bad, "mixed/z.ini": "[z]\nz1\n",
 		"only/bad.yml": bad,
 	})
@@ -622,7 +622,7 @@ c:
 // file's first section for Ansible but not a YAML file.
 func TestEncodings(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		"latin1-comment.ini": "# caf\xe9\n[g]\nh1\n",
 		"latin1-host.ini":    "[g]\nh\xe9 v=caf\xe9\n",
 		"bom.yml":            "\ufeffall:\n  hosts:\n    b1:\n",
@@ -636,7 +636,7 @@ func TestEncodings(t *testing.T) {
 
 func TestCLIUsage(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"hosts.ini": "[g]\nh1\n"})
+	testutil.WriteTree(t, dir, map[string]string{"hosts.ini": "[g]\nh1\n"})
 	inv := filepath.Join(dir, "hosts.ini")
 	for _, c := range []struct {
 		args []string

@@ -285,20 +285,6 @@ func firstDiffLine(a, b []byte) int {
 	return min(len(al), len(bl)) + 1
 }
 
-// writeTree writes files (relative path -> content) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // copyTree copies src to dst with plain permissions (0644 files: Ansible's
 // script plugin would run an executable file, layercheck never does).
 func copyTree(t *testing.T, src, dst string) {

@@ -173,7 +173,7 @@ func addHostsForVarsOnlyDirs(t *testing.T, work string) {
 		for i, g := range names {
 			sb.WriteString("[" + g + "]\nvarsonly" + string(rune('1'+i%9)) + "\n")
 		}
-		writeTree(t, parent, map[string]string{"generated-hosts.ini": sb.String()})
+		testutil.WriteTree(t, parent, map[string]string{"generated-hosts.ini": sb.String()})
 		return filepath.SkipDir
 	})
 }
@@ -227,7 +227,7 @@ func compareSource(t *testing.T, work, src string) {
 	// with a vault password file it fails as well (the corpus' vault texts
 	// are not decryptable with any password we could give it)
 	pw := filepath.Join(t.TempDir(), "vault-pass")
-	writeTree(t, filepath.Dir(pw), map[string]string{"vault-pass": "not-the-password\n"})
+	testutil.WriteTree(t, filepath.Dir(pw), map[string]string{"vault-pass": "not-the-password\n"})
 	if ap := ansibleInventory(t, "-i", src, "--list", "--vault-password-file", pw); ap.code == 0 {
 		t.Errorf("ansible-inventory with a wrong vault password accepted %s", src)
 	}
