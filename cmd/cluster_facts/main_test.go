@@ -4,15 +4,11 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/verify/cluster"
@@ -21,29 +17,6 @@ import (
 // The module against a real API server is tested in test/clusterverify;
 // here: the documentation, bad options, and an API server that never
 // answers (found through K8S_AUTH_KUBECONFIG).
-
-func runModule(t *testing.T, bin string, env []string, args map[string]any) (map[string]any, int) {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "args")
-	data, _ := json.Marshal(args)
-	if err := os.WriteFile(f, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, f)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.Output()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	var res map[string]any
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("module printed no single JSON object: %v\n%s", err, out)
-	}
-	return res, code
-}
 
 func TestModuleBadOptionsAndSilentAPIServer(t *testing.T) {
 	dir := t.TempDir()
@@ -60,15 +33,15 @@ func TestModuleBadOptionsAndSilentAPIServer(t *testing.T) {
 		return m
 	}
 
-	res, code := runModule(t, bin, nil, with(map[string]any{"kubeconfig": "/nonexistent/admin.conf"}))
+	res, code := testutil.RunModule(t, bin, nil, with(map[string]any{"kubeconfig": "/nonexistent/admin.conf"}))
 	if code == 0 || res["failed"] != true || !strings.Contains(res["msg"].(string), "option kubeconfig") {
 		t.Errorf("missing kubeconfig: %d %v", code, res)
 	}
-	res, code = runModule(t, bin, nil, with(map[string]any{"kubeconfg": "x"}))
+	res, code = testutil.RunModule(t, bin, nil, with(map[string]any{"kubeconfg": "x"}))
 	if code == 0 || !strings.Contains(res["msg"].(string), "Unsupported parameters") || !strings.Contains(res["msg"].(string), "kubeconfg") {
 		t.Errorf("misspelt option: %d %v", code, res)
 	}
-	res, code = runModule(t, bin, nil, with(map[string]any{"calico_vxlan_mode": "always"}))
+	res, code = testutil.RunModule(t, bin, nil, with(map[string]any{"calico_vxlan_mode": "always"}))
 	if code == 0 || !strings.Contains(res["msg"].(string), `option calico_vxlan_mode: "always" is not one of Always, Never, CrossSubnet`) {
 		t.Errorf("bad calico_vxlan_mode: %d %v", code, res)
 	}
@@ -97,7 +70,7 @@ func TestModuleBadOptionsAndSilentAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	res, code = runModule(t, bin, []string{"K8S_AUTH_KUBECONFIG=" + kc}, with(map[string]any{"timeout": 2, "_ansible_check_mode": true}))
+	res, code = testutil.RunModule(t, bin, []string{"K8S_AUTH_KUBECONFIG=" + kc}, with(map[string]any{"timeout": 2, "_ansible_check_mode": true}))
 	if d := time.Since(start); d > 8*time.Second {
 		t.Errorf("silent API server with timeout 2s took %s", d)
 	}
@@ -114,41 +87,9 @@ func TestModuleBadOptionsAndSilentAPIServer(t *testing.T) {
 }
 
 func TestDocumentationMatchesOptions(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "plugins", "modules", "cluster_facts.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Documentation struct {
-			Module  string                    `yaml:"module"`
-			Options map[string]map[string]any `yaml:"options"`
-		} `yaml:"DOCUMENTATION"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var documented []string
-	for k := range doc.Documentation.Options {
-		documented = append(documented, k)
-	}
-	sort.Strings(documented)
-	var fields []string
-	var walk func(rt reflect.Type)
-	walk = func(rt reflect.Type) {
-		for i := 0; i < rt.NumField(); i++ {
-			f := rt.Field(i)
-			if f.Anonymous {
-				walk(f.Type)
-				continue
-			}
-			if name := strings.Split(f.Tag.Get("json"), ",")[0]; name != "-" {
-				fields = append(fields, name)
-			}
-		}
-	}
-	walk(reflect.TypeOf(cluster.Request{}))
-	sort.Strings(fields)
-	if doc.Documentation.Module != "cluster_facts" || !reflect.DeepEqual(documented, fields) {
+	module, options, documented := testutil.ModuleDoc(t, "cluster_facts")
+	fields := testutil.JSONNames(reflect.TypeOf(cluster.Request{}))
+	if module != "cluster_facts" || !reflect.DeepEqual(documented, fields) {
 		t.Errorf("documented options %v\nmodule options %v", documented, fields)
 	}
 	// Documented string and number defaults are the ones Defaults applies.
@@ -158,7 +99,7 @@ func TestDocumentationMatchesOptions(t *testing.T) {
 	ob, _ := json.Marshal(o)
 	var applied map[string]any
 	_ = json.Unmarshal(ob, &applied)
-	for name, spec := range doc.Documentation.Options {
+	for name, spec := range options {
 		d, ok := spec["default"]
 		if !ok {
 			continue

@@ -3,16 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/internal/testutil"
@@ -45,31 +41,7 @@ func moduleBinary(t *testing.T) string {
 // JSON file with the options and Ansible's internal keys.
 func runModule(t *testing.T, args any) (map[string]any, int) {
 	t.Helper()
-	dir := t.TempDir()
-	var data []byte
-	switch a := args.(type) {
-	case string:
-		data = []byte(a)
-	default:
-		data, _ = json.Marshal(a)
-	}
-	f := filepath.Join(dir, "args")
-	if err := os.WriteFile(f, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(moduleBinary(t), f)
-	out, err := cmd.Output()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	var res map[string]any
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("module printed no single JSON object: %v\n%s", err, out)
-	}
-	return res, code
+	return testutil.RunModule(t, moduleBinary(t), nil, args)
 }
 
 func nodeArgs(root string) map[string]any {
@@ -182,39 +154,9 @@ func TestModuleBadInput(t *testing.T) {
 
 // The sidecar documentation lists exactly the module's options.
 func TestDocumentationMatchesOptions(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "plugins", "modules", "node_facts.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Documentation struct {
-			Module  string                    `yaml:"module"`
-			Options map[string]map[string]any `yaml:"options"`
-		} `yaml:"DOCUMENTATION"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var documented []string
-	for k := range doc.Documentation.Options {
-		documented = append(documented, k)
-	}
-	sort.Strings(documented)
-	var fields []string
-	var walk func(rt reflect.Type)
-	walk = func(rt reflect.Type) {
-		for i := 0; i < rt.NumField(); i++ {
-			f := rt.Field(i)
-			if f.Anonymous {
-				walk(f.Type)
-				continue
-			}
-			fields = append(fields, strings.Split(f.Tag.Get("json"), ",")[0])
-		}
-	}
-	walk(reflect.TypeOf(verify.Request{}))
-	sort.Strings(fields)
-	if doc.Documentation.Module != "node_facts" || !reflect.DeepEqual(documented, fields) {
+	module, options, documented := testutil.ModuleDoc(t, "node_facts")
+	fields := testutil.JSONNames(reflect.TypeOf(verify.Request{}))
+	if module != "node_facts" || !reflect.DeepEqual(documented, fields) {
 		t.Errorf("documented options %v\nmodule options %v", documented, fields)
 	}
 	// Documented defaults are the ones the module applies.
@@ -223,7 +165,7 @@ func TestDocumentationMatchesOptions(t *testing.T) {
 	ob, _ := json.Marshal(o)
 	var applied map[string]any
 	_ = json.Unmarshal(ob, &applied)
-	for name, spec := range doc.Documentation.Options {
+	for name, spec := range options {
 		d, ok := spec["default"]
 		if !ok {
 			continue
