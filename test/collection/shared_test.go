@@ -3,7 +3,6 @@
 package collection
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,9 +11,9 @@ import (
 	"github.com/layercheck/layercheck/internal/testutil"
 )
 
-// hostLine matches the commented-out node1..node3 lines of kubespray's
-// sample inventory.ini, e.g. "# node1 ansible_host=95.54.0.12  # ip=10.3.0.1 etcd_member_name=etcd1".
-var hostLine = regexp.MustCompile(`^# (node[123]) ansible_host=\S+(.*)$`)
+// hostAddr is the start of an enabled node1..node3 line of kubespray's
+// sample inventory.ini, e.g. "node1 ansible_host=95.54.0.12  # ip=10.3.0.1 etcd_member_name=etcd1".
+var hostAddr = regexp.MustCompile(`^(node[123]) ansible_host=\S+(.*)$`)
 
 // kubespray's own sample inventory (kubespray v2.31.0 and master,
 // inventory/sample) with its node1-node3 host lines enabled passes the
@@ -28,24 +27,13 @@ func TestKubespraySampleInventory(t *testing.T) {
 			inv := filepath.Join(t.TempDir(), "sample")
 			copyTree(t, src, inv)
 			ini := filepath.Join(inv, "inventory.ini")
-			b, err := os.ReadFile(ini)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Split(string(b), "\n")
-			enabled := 0
-			for i, l := range lines {
-				if m := hostLine.FindStringSubmatch(l); m != nil {
-					lines[i] = m[1] + unreachable + m[2]
-					enabled++
+			testutil.EnableSampleNodes(t, ini, func(line string) string {
+				m := hostAddr.FindStringSubmatch(line)
+				if m == nil {
+					t.Fatalf("%s: %q has no ansible_host to point at a closed port", ini, line)
 				}
-			}
-			if enabled != 3 {
-				t.Fatalf("%s: found %d of the node1-node3 lines to enable", ini, enabled)
-			}
-			if err := os.WriteFile(ini, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-				t.Fatal(err)
-			}
+				return m[1] + unreachable + m[2]
+			})
 			facts := t.TempDir()
 			testutil.WriteTree(t, facts, map[string]string{"facts.yml": factsPlaybook(facts)})
 			extra := `{"layercheck_lint_kubespray_version": "` + version + `"}`

@@ -285,33 +285,6 @@ func firstDiffLine(a, b []byte) int {
 	return min(len(al), len(bl)) + 1
 }
 
-// copyTree copies src to dst with plain permissions (0644 files: Ansible's
-// script plugin would run an executable file, layercheck never does).
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !info.Mode().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatalf("copying %s: %v", src, err)
-	}
-}
-
 // compareHost compares `--host name` output of both tools.
 func compareHost(t *testing.T, host string, args ...string) {
 	t.Helper()

@@ -19,25 +19,14 @@ import (
 // "# node3" host lines enabled, and a variant with all six sample nodes and
 // a k8s_cluster group so that group_vars/k8s_cluster applies too.
 func TestKubespraySampleInventory(t *testing.T) {
-	reNode13 := regexp.MustCompile(`(?m)^# (node[1-3] )`)
 	reNode16 := regexp.MustCompile(`(?m)^# (node[1-6] )`)
 	for _, ver := range []string{"v2.31.0", "master"} {
 		t.Run(ver, func(t *testing.T) {
 			src := testutil.Shared(t, "kubespray", ver, "inventory", "sample")
 			dst := filepath.Join(t.TempDir(), "sample")
-			copyTree(t, src, dst)
+			testutil.CopyTree(t, src, dst)
 			ini := filepath.Join(dst, "inventory.ini")
-			b, err := os.ReadFile(ini)
-			if err != nil {
-				t.Fatal(err)
-			}
-			enabled := reNode13.ReplaceAllString(string(b), "$1")
-			if enabled == string(b) {
-				t.Fatal("no '# node1'..'# node3' lines found to enable in inventory.ini")
-			}
-			if err := os.WriteFile(ini, []byte(enabled), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			b := testutil.EnableSampleNodes(t, ini, nil)
 			compareList(t, 3, "-i", ini)
 			compareList(t, 3, "-i", dst)
 
@@ -73,7 +62,7 @@ func TestRealInventories(t *testing.T) {
 	for _, d := range dirs {
 		t.Run(d, func(t *testing.T) {
 			work := filepath.Join(t.TempDir(), d)
-			copyTree(t, filepath.Join(root, d), work)
+			testutil.CopyTree(t, filepath.Join(root, d), work)
 			addHostsForVarsOnlyDirs(t, work)
 			for _, src := range sourcesIn(t, work) {
 				rel, _ := filepath.Rel(work, src)
@@ -234,7 +223,7 @@ func compareSource(t *testing.T, work, src string) {
 	// compare on a copy without the vault files, so that later sources of
 	// the same fixture still meet them
 	clean := filepath.Join(t.TempDir(), "novault")
-	copyTree(t, work, clean)
+	testutil.CopyTree(t, work, clean)
 	for _, v := range vaults {
 		rel, _ := filepath.Rel(work, v)
 		if err := os.Remove(filepath.Join(clean, rel)); err != nil {

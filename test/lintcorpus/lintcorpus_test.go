@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -30,27 +29,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
 func copyTree(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testutil.CopyTree(t, src, dst)
 	return dst
 }
 
@@ -59,25 +38,11 @@ func dump(r *lint.Report) string {
 	return string(b)
 }
 
-// commentedNode matches kubespray's commented sample host lines node1-node3.
-var commentedNode = regexp.MustCompile(`(?m)^# (node[1-3] .*)$`)
-
 func TestKubespraySampleInventoriesLintClean(t *testing.T) {
 	for _, version := range []string{"v2.31.0", "master"} {
 		t.Run(version, func(t *testing.T) {
 			inv := copyTree(t, testutil.Shared(t, "kubespray", version, "inventory", "sample"))
-			ini := filepath.Join(inv, "inventory.ini")
-			b, err := os.ReadFile(ini)
-			if err != nil {
-				t.Fatal(err)
-			}
-			enabled := commentedNode.ReplaceAll(b, []byte("$1"))
-			if n := len(commentedNode.FindAll(b, -1)); n != 3 {
-				t.Fatalf("%s: found %d commented node1-node3 lines, want 3", ini, n)
-			}
-			if err := os.WriteFile(ini, enabled, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testutil.EnableSampleNodes(t, filepath.Join(inv, "inventory.ini"), nil)
 			loaded, err := parser.Load(inv)
 			if err != nil {
 				t.Fatal(err)
