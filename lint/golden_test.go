@@ -1,13 +1,13 @@
 package lint
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/layercheck/layercheck/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -88,22 +88,7 @@ func TestBrokenSampleGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	golden := filepath.Join("testdata", "broken.golden.json")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run `go test ./lint -run Golden -update` to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("lint of inventory-samples/broken differs from %s (rerun with -update after checking):\n%s", golden, got)
-	}
+	testutil.Golden(t, filepath.Join("testdata", "broken.golden.json"), got, *update, "lint of inventory-samples/broken")
 
 	for _, s := range seeded {
 		ok := false

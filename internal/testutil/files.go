@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,4 +86,27 @@ func EnableSampleNodes(t testing.TB, ini string, edit func(line string) string) 
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Golden compares got with the golden file at path, after rewriting the
+// file with got when update is set (the test's -update flag). What names
+// what was compared, e.g. "lint of inventory-samples/broken". A missing
+// golden file fails the test.
+func Golden(t testing.TB, path string, got []byte, update bool, what string) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it, then review it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s (rerun with -update after checking):\n%s", what, path, got)
+	}
 }

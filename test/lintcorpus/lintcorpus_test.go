@@ -183,22 +183,7 @@ func TestRealInventories(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = append(bytes.ReplaceAll(got, []byte(root), []byte("<inventory>")), '\n')
-			golden := filepath.Join("testdata", name+".golden.json")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update, then review the findings)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("lint of %s differs from %s:\n%s", name, golden, got)
-			}
+			testutil.Golden(t, filepath.Join("testdata", name+".golden.json"), got, *update, "lint of "+name)
 		})
 	}
 }
