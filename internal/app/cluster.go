@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -83,19 +82,10 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		writeClusterText(s.Out, rep)
+	if err := writeReport(s.Out, *format, rep, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
+		return err
 	}
-	if rep.Status == verify.StatusFail || rep.Status == verify.StatusError {
-		return &ExitError{Code: 1}
-	}
-	return nil
+	return verdict(rep.Status)
 }
 
 // ClusterOptions reads the inventory's groups (after kubespray's dynamic

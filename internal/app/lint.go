@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -99,14 +98,8 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 	rep := lint.Run(lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat})
 
-	if *format == "json" {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		writeText(s.Out, rep, inv)
+	if err := writeReport(s.Out, *format, rep, func(w io.Writer) { writeText(w, rep, inv) }); err != nil {
+		return err
 	}
 	if rep.Errors > 0 {
 		return &ExitError{Code: 1}

@@ -77,19 +77,10 @@ func runNode(ctx context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		rep.WriteText(s.Out)
+	if err := writeReport(s.Out, *format, rep, rep.WriteText); err != nil {
+		return err
 	}
-	if rep.Status == verify.StatusFail || rep.Status == verify.StatusError {
-		return &ExitError{Code: 1}
-	}
-	return nil
+	return verdict(rep.Status)
 }
 
 func hostname() string {
