@@ -105,9 +105,15 @@ func (o *Options) Defaults() {
 
 // Validate checks the values a layer would misread; errors name the option.
 func (o *Options) Validate() error {
-	for name, v := range map[string]string{"kube_pods_subnet": o.KubePodsSubnet, "kube_service_addresses": o.KubeServiceAddresses, "calico_pool_cidr": o.CalicoPoolCIDR} {
-		if _, err := netip.ParsePrefix(v); err != nil {
-			return fmt.Errorf("option %s: %q is not a CIDR", name, v)
+	// A fixed order, so the first bad option named is always the same one
+	// (calico_pool_cidr defaults to kube_pods_subnet and would repeat it).
+	for _, opt := range []struct{ name, v string }{
+		{"kube_pods_subnet", o.KubePodsSubnet},
+		{"kube_service_addresses", o.KubeServiceAddresses},
+		{"calico_pool_cidr", o.CalicoPoolCIDR},
+	} {
+		if _, err := netip.ParsePrefix(opt.v); err != nil {
+			return fmt.Errorf("option %s: %q is not a CIDR", opt.name, opt.v)
 		}
 	}
 	for name, v := range map[string]string{"calico_ipip_mode": o.CalicoIPIPMode, "calico_vxlan_mode": o.CalicoVXLANMode} {
