@@ -2,11 +2,9 @@ package clusterverify
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -32,41 +30,14 @@ var (
 func collection(t *testing.T) string {
 	t.Helper()
 	collOnce.Do(func() {
-		repo := testutil.RepoRoot()
 		dir, err := os.MkdirTemp("", "clusterverify-collection-")
 		if err != nil {
 			collErr = err
 			return
 		}
-		root := filepath.Join(dir, "ansible_collections", "layercheck", "kubespray")
-		for _, d := range []string{"plugins/modules", "playbooks"} {
-			if collErr = os.MkdirAll(filepath.Join(root, d), 0o755); collErr != nil {
-				return
-			}
+		if collErr = testutil.LayOutCollection(dir, "node_facts", "cluster_facts"); collErr == nil {
+			collDir = dir
 		}
-		links := []string{"meta", "roles", "galaxy.yml", "plugins/action", "plugins/plugin_utils", "playbooks/verify.yml"}
-		mods, _ := filepath.Glob(filepath.Join(repo, "plugins", "modules", "*"))
-		for _, m := range mods {
-			if !strings.Contains(filepath.Base(m), "_linux_") {
-				links = append(links, filepath.Join("plugins", "modules", filepath.Base(m)))
-			}
-		}
-		for _, l := range links {
-			if collErr = os.Symlink(filepath.Join(repo, l), filepath.Join(root, l)); collErr != nil {
-				return
-			}
-		}
-		for _, m := range []string{"node_facts", "cluster_facts"} {
-			bin := filepath.Join(root, "plugins", "modules", m+"_linux_"+runtime.GOARCH)
-			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/"+m)
-			cmd.Dir = repo
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				collErr = fmt.Errorf("go build ./cmd/%s: %v\n%s", m, err, out)
-				return
-			}
-		}
-		collDir = dir
 	})
 	if collErr != nil {
 		t.Fatal(collErr)
@@ -139,43 +110,27 @@ func runVerifyPlaybookVars(t *testing.T, c *Cluster, more map[string]any, args .
 	}
 	cache := filepath.Join(work, "facts")
 	pb := filepath.Join(coll, "ansible_collections", "layercheck", "kubespray", "playbooks", "verify.yml")
-	cmd := exec.Command(testutil.Ansible(t, "ansible-playbook"), append([]string{"-i", inv, pb, "-e", "@" + evf}, args...)...)
-	cmd.Dir = work
-	cmd.Env = testutil.AnsibleEnv(
+	out, err := testutil.RunPlaybook(t, work, testutil.AnsibleEnv(
 		"ANSIBLE_COLLECTIONS_PATH="+coll,
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(work, "tmp"),
 		"ANSIBLE_REMOTE_TMP="+filepath.Join(work, "rtmp"),
 		"ANSIBLE_CACHE_PLUGIN=jsonfile",
 		"ANSIBLE_CACHE_PLUGIN_CONNECTION="+cache,
 		"ANSIBLE_STDOUT_CALLBACK=default",
-	)
-	var out []byte
-	done := make(chan struct{})
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(4 * time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("ansible-playbook did not finish in 4 minutes:\n%s", out)
-	}
+	), 4*time.Minute, append([]string{"-i", inv, pb, "-e", "@" + evf}, args...)...)
 	var facts map[string]any
-	files, _ := filepath.Glob(filepath.Join(cache, "*"))
-	for _, f := range files {
-		data, _ := os.ReadFile(f)
-		var m map[string]any
-		if json.Unmarshal(data, &m) != nil {
-			continue
-		}
-		if p, ok := m["__payload__"].(string); ok {
-			m = nil
-			_ = json.Unmarshal([]byte(p), &m)
-		}
-		if lc, ok := m["layercheck_cluster"].(map[string]any); ok {
+	cached := testutil.FactCache(t, cache)
+	hosts := make([]string, 0, len(cached))
+	for h := range cached {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	for _, h := range hosts {
+		if lc, ok := cached[h]["layercheck_cluster"].(map[string]any); ok {
 			facts = lc
 		}
 	}
-	return string(out), err, facts
+	return out, err, facts
 }
 
 func oneNode() cluster.Options {

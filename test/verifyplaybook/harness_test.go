@@ -50,39 +50,10 @@ func TestMain(m *testing.M) {
 func collection(t *testing.T) string {
 	t.Helper()
 	collOnce.Do(func() {
-		repo := testutil.RepoRoot()
 		dir := filepath.Join(tmpRoot, "collections")
-		root := filepath.Join(dir, "ansible_collections", "layercheck", "kubespray")
-		for _, d := range []string{"plugins/modules", "playbooks"} {
-			if collErr = os.MkdirAll(filepath.Join(root, d), 0o755); collErr != nil {
-				return
-			}
+		if collErr = testutil.LayOutCollection(dir, "node_facts"); collErr == nil {
+			collDir = dir
 		}
-		links := []string{"meta", "roles", "galaxy.yml", "plugins/action", "plugins/plugin_utils", "playbooks/verify.yml"}
-		mods, _ := filepath.Glob(filepath.Join(repo, "plugins", "modules", "*"))
-		for _, m := range mods {
-			if !strings.Contains(filepath.Base(m), "_linux_") {
-				links = append(links, filepath.Join("plugins", "modules", filepath.Base(m)))
-			}
-		}
-		for _, l := range links {
-			if _, err := os.Stat(filepath.Join(repo, l)); err != nil {
-				collErr = fmt.Errorf("collection file %s: %w", l, err)
-				return
-			}
-			if collErr = os.Symlink(filepath.Join(repo, l), filepath.Join(root, l)); collErr != nil {
-				return
-			}
-		}
-		bin := filepath.Join(root, "plugins", "modules", "node_facts_linux_"+runtime.GOARCH)
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/node_facts")
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			collErr = fmt.Errorf("go build ./cmd/node_facts: %v\n%s", err, out)
-			return
-		}
-		collDir = dir
 	})
 	if collErr != nil {
 		t.Fatal(collErr)
@@ -116,47 +87,16 @@ func runVerify(t *testing.T, target, inventory string, extra map[string]any, arg
 	}
 	targets := strings.Fields(target) // several playbooks in one command
 	cmdArgs := append(append(append([]string{"-i", inv}, targets...), "-e", "@"+evf), args...)
-	cmd := exec.Command(testutil.Ansible(t, "ansible-playbook"), cmdArgs...)
-	cmd.Dir = work
-	cmd.Env = testutil.AnsibleEnv(
+	out, err := testutil.RunPlaybook(t, work, testutil.AnsibleEnv(
 		"ANSIBLE_COLLECTIONS_PATH="+collectionsPath(coll, target),
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(work, "tmp"),
 		"ANSIBLE_REMOTE_TMP="+filepath.Join(work, "rtmp"),
 		"ANSIBLE_CACHE_PLUGIN=jsonfile",
 		"ANSIBLE_CACHE_PLUGIN_CONNECTION="+cache,
 		"ANSIBLE_STDOUT_CALLBACK=default",
-	)
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() {
-		out, err = cmd.CombinedOutput()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(4 * time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("ansible-playbook did not finish in 4 minutes:\n%s", out)
-	}
-	r := playbookRun{Out: string(out), Err: err, Facts: map[string]map[string]any{}}
-	files, _ := filepath.Glob(filepath.Join(cache, "*"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		must(t, err)
-		var facts map[string]any
-		if err := json.Unmarshal(data, &facts); err != nil {
-			t.Fatalf("fact cache %s: %v", f, err)
-		}
-		// ansible-core 2.19's jsonfile cache wraps the facts as a JSON
-		// string in "__payload__".
-		if p, ok := facts["__payload__"].(string); ok {
-			facts = nil
-			if err := json.Unmarshal([]byte(p), &facts); err != nil {
-				t.Fatalf("fact cache %s payload: %v", f, err)
-			}
-		}
+	), 4*time.Minute, cmdArgs...)
+	r := playbookRun{Out: out, Err: err, Facts: map[string]map[string]any{}}
+	for _, facts := range testutil.FactCache(t, cache) {
 		if n, ok := facts["layercheck_node"].(map[string]any); ok {
 			host, _ := n["host"].(string)
 			r.Facts[host] = n
