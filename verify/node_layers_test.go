@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"os"
@@ -216,49 +215,10 @@ func TestCertificatesRSAAndNoKeyMaterial(t *testing.T) {
 	if rep.Layers["certificates"].Status != StatusOK {
 		t.Fatalf("certificates: %+v", rep.Layers["certificates"])
 	}
-	assertNoSecrets(t, tr, string(out))
+	tr.AssertNoSecrets(t, string(out))
 	if strings.Contains(string(out), token) || strings.Contains(string(out), "f395accd246ae52d") {
 		t.Error("output contains the kubeconfig token")
 	}
-}
-
-// assertNoSecrets fails when out holds any private key of the tree, in PEM,
-// base64 or DER-base64 form, or a kubeconfig's client-key-data.
-func assertNoSecrets(t *testing.T, tr *testharness.Tree, out string) {
-	t.Helper()
-	if strings.Contains(out, "PRIVATE KEY") {
-		t.Fatal("output contains PRIVATE KEY")
-	}
-	err := filepath.Walk(tr.Root, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return nil
-		}
-		data, _ := os.ReadFile(p)
-		rest := data
-		for {
-			var b *pem.Block
-			b, rest = pem.Decode(rest)
-			if b == nil {
-				break
-			}
-			if strings.Contains(b.Type, "PRIVATE KEY") {
-				enc := base64.StdEncoding.EncodeToString(b.Bytes)
-				if strings.Contains(out, enc[20:60]) {
-					t.Errorf("output contains key bytes of %s", p)
-				}
-			}
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if i := strings.Index(line, "client-key-data: "); i >= 0 {
-				v := strings.TrimSpace(line[i+len("client-key-data: "):])
-				if len(v) > 40 && strings.Contains(out, v[10:40]) {
-					t.Errorf("output contains client-key-data of %s", p)
-				}
-			}
-		}
-		return nil
-	})
-	must(t, err)
 }
 
 func TestInstallDrift(t *testing.T) {
