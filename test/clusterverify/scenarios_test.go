@@ -116,21 +116,6 @@ func (c *Cluster) assertNoProbeNamespace(t *testing.T) {
 	}
 }
 
-func find(t *testing.T, rep *cluster.Report, layer, check string) verify.Result {
-	t.Helper()
-	lr := rep.Layers[layer]
-	if lr == nil {
-		t.Fatalf("no layer %s", layer)
-	}
-	for _, r := range lr.Results {
-		if r.Check == check {
-			return r
-		}
-	}
-	t.Fatalf("layer %s has no check %s: %+v", layer, check, lr.Results)
-	return verify.Result{}
-}
-
 func dump(rep *cluster.Report) string {
 	var b strings.Builder
 	for _, n := range rep.OrderedLayers() {
@@ -150,7 +135,7 @@ func TestHealthyThreeNode(t *testing.T) {
 	if rep.ServerVersion != KubeVersion {
 		t.Errorf("server version %q, want %s", rep.ServerVersion, KubeVersion)
 	}
-	r := find(t, rep, "probe", "service")
+	r := clustertest.Result(t, rep, "probe", "service")
 	if !strings.Contains(r.Msg, "via service_proxy") {
 		t.Errorf("probe does not say its path: %s", r.Msg)
 	}
@@ -158,10 +143,10 @@ func TestHealthyThreeNode(t *testing.T) {
 	if len(pf.Answered) != 2 || pf.Path != "service_proxy" {
 		t.Errorf("probe facts: %+v", pf)
 	}
-	if r := find(t, rep, "addons", "metrics_apiservice"); r.Status != verify.StatusOK {
+	if r := clustertest.Result(t, rep, "addons", "metrics_apiservice"); r.Status != verify.StatusOK {
 		t.Errorf("metrics: %+v", r)
 	}
-	if r := find(t, rep, "addons", "helm"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "1 release") {
+	if r := clustertest.Result(t, rep, "addons", "helm"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "1 release") {
 		t.Errorf("helm: %+v", r)
 	}
 }
@@ -173,7 +158,7 @@ func TestControlPlaneTaintLeftOnWorker(t *testing.T) {
 	req := c.request(30)
 	req.Layers = []string{"nodes"}
 	rep := c.run(t, req)
-	r := find(t, rep, "nodes", "taints")
+	r := clustertest.Result(t, rep, "nodes", "taints")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "node3 is in kube_control_plane and kube_node but carries node-role.kubernetes.io/control-plane:NoSchedule") {
 		t.Fatalf("taint on node3: %+v", r)
 	}
@@ -186,7 +171,7 @@ func TestEtcdPodWithHostDeployment(t *testing.T) {
 	req := c.request(30)
 	req.Layers = []string{"kube_system"}
 	rep := c.run(t, req)
-	r := find(t, rep, "kube_system", "etcd")
+	r := clustertest.Result(t, rep, "kube_system", "etcd")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "etcd_deployment_type is host but kube-system has etcd pod(s): etcd-node2") {
 		t.Fatalf("etcd pod: %+v", r)
 	}
@@ -200,11 +185,11 @@ func TestCalicoPoolIPIPWhileInventorySaysVXLAN(t *testing.T) {
 	req := c.request(30)
 	req.Layers = []string{"cni"}
 	rep := c.run(t, req)
-	r := find(t, rep, "cni", "ippool_encapsulation")
+	r := clustertest.Result(t, rep, "cni", "ippool_encapsulation")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "ipipMode is Always, the inventory says Never") || !strings.Contains(r.Remediation, "calicoctl.sh patch ippool default-pool") {
 		t.Fatalf("IPIP pool: %+v", r)
 	}
-	if r := find(t, rep, "cni", "ippool_cidr"); r.Status != verify.StatusOK {
+	if r := clustertest.Result(t, rep, "cni", "ippool_cidr"); r.Status != verify.StatusOK {
 		t.Errorf("cidr: %+v", r)
 	}
 }
@@ -214,7 +199,7 @@ func TestMetricsAPIServiceUnavailable(t *testing.T) {
 	req := c.request(30)
 	req.Layers = []string{"addons"}
 	rep := c.run(t, req)
-	r := find(t, rep, "addons", "metrics_apiservice")
+	r := clustertest.Result(t, rep, "addons", "metrics_apiservice")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "is not Available: FailedDiscoveryCheck") {
 		t.Fatalf("metrics APIService: %+v", r)
 	}
@@ -226,12 +211,12 @@ func TestProbeOnlyOnePodAnswers(t *testing.T) {
 	req := c.request(6)
 	req.Layers = []string{"probe"}
 	rep := c.run(t, req)
-	r := find(t, rep, "probe", "service")
+	r := clustertest.Result(t, rep, "probe", "service")
 	pf := rep.Layers["probe"].Facts.(*cluster.ProbeFacts)
 	if r.Status != verify.StatusFail || len(pf.Answered) != 1 || len(pf.Pods) != 2 || !strings.Contains(r.Msg, "never by [") {
 		t.Fatalf("one pod answering: %+v\nfacts %+v", r, pf)
 	}
-	if r := find(t, rep, "probe", "cleanup"); r.Status != verify.StatusOK {
+	if r := clustertest.Result(t, rep, "probe", "cleanup"); r.Status != verify.StatusOK {
 		t.Errorf("cleanup: %+v", r)
 	}
 }
@@ -243,7 +228,7 @@ func TestProbeTimesOutAndCleansUp(t *testing.T) {
 	req.Layers = []string{"probe"}
 	start := time.Now()
 	rep := c.run(t, req)
-	r := find(t, rep, "probe", "service")
+	r := clustertest.Result(t, rep, "probe", "service")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "0/2 replicas Ready after 4s") {
 		t.Fatalf("probe timeout: %+v", r)
 	}
@@ -268,7 +253,7 @@ func TestAPIServerStopped(t *testing.T) {
 	if rep.Status != verify.StatusError {
 		t.Fatalf("status %s\n%s", rep.Status, dump(rep))
 	}
-	r := find(t, rep, "nodes", "api_server")
+	r := clustertest.Result(t, rep, "nodes", "api_server")
 	if !strings.Contains(r.Msg, "API server "+c.S.URL+" did not answer within 3s") {
 		t.Errorf("message: %s", r.Msg)
 	}
@@ -279,7 +264,7 @@ func TestCheckModeSkipsProbe(t *testing.T) {
 	req := c.request(30)
 	req.CheckMode = true
 	rep := c.run(t, req)
-	if r := find(t, rep, "probe", "service"); r.Status != verify.StatusSkipped || !strings.Contains(r.Msg, "check mode") {
+	if r := clustertest.Result(t, rep, "probe", "service"); r.Status != verify.StatusSkipped || !strings.Contains(r.Msg, "check mode") {
 		t.Fatalf("check mode: %+v", r)
 	}
 	if rep.Status != verify.StatusOK {
@@ -295,13 +280,13 @@ func TestLocalPathProvisionerBindsProbePVC(t *testing.T) {
 	req := c.request(20)
 	req.Layers = []string{"addons"}
 	rep := c.run(t, req)
-	if r := find(t, rep, "addons", "storage_class"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "local-path present (default: true, as configured)") {
+	if r := clustertest.Result(t, rep, "addons", "storage_class"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "local-path present (default: true, as configured)") {
 		t.Errorf("storage class: %+v", r)
 	}
-	if r := find(t, rep, "addons", "local_path_provisioner"); r.Status != verify.StatusOK {
+	if r := clustertest.Result(t, rep, "addons", "local_path_provisioner"); r.Status != verify.StatusOK {
 		t.Errorf("provisioner deployment: %+v", r)
 	}
-	if r := find(t, rep, "addons", "pvc_bind"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "bound to pvc-") {
+	if r := clustertest.Result(t, rep, "addons", "pvc_bind"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "bound to pvc-") {
 		t.Errorf("pvc bind: %+v", r)
 	}
 
@@ -311,7 +296,7 @@ func TestLocalPathProvisionerBindsProbePVC(t *testing.T) {
 	req = c.request(4)
 	req.Layers = []string{"addons"}
 	rep = c.run(t, req)
-	if r := find(t, rep, "addons", "pvc_bind"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "still Pending after 4s") {
+	if r := clustertest.Result(t, rep, "addons", "pvc_bind"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "still Pending after 4s") {
 		t.Errorf("pvc never bound: %+v", r)
 	}
 }
@@ -360,7 +345,7 @@ func TestProbeThroughClusterIP(t *testing.T) {
 		req.Probe.Path = path
 		req.Probe.AddrMap = map[string]string{"cluster_ip:80": kp.Addr}
 		rep := c.run(t, req)
-		r := find(t, rep, "probe", "service")
+		r := clustertest.Result(t, rep, "probe", "service")
 		pf := rep.Layers["probe"].Facts.(*cluster.ProbeFacts)
 		if r.Status != verify.StatusOK || pf.Path != "cluster_ip" || !strings.Contains(r.Msg, "via cluster_ip") || !strings.Contains(pf.Target, "the kube-proxy path") {
 			t.Errorf("probe_path %s: %+v\nfacts %+v", path, r, pf)
@@ -373,7 +358,7 @@ func TestProbeThroughClusterIP(t *testing.T) {
 	req.Probe.Path = "cluster_ip"
 	req.Probe.AddrMap = map[string]string{"cluster_ip:80": kp.Addr}
 	rep := c.run(t, req)
-	if r := find(t, rep, "probe", "service"); r.Status != verify.StatusFail || !strings.Contains(r.Remediation, "kube-proxy rules") {
+	if r := clustertest.Result(t, rep, "probe", "service"); r.Status != verify.StatusFail || !strings.Contains(r.Remediation, "kube-proxy rules") {
 		t.Errorf("one pod via ClusterIP: %+v", r)
 	}
 }

@@ -63,21 +63,6 @@ func run(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructur
 	return rep
 }
 
-func result(t *testing.T, rep *cluster.Report, layer, check string) verify.Result {
-	t.Helper()
-	lr := rep.Layers[layer]
-	if lr == nil {
-		t.Fatalf("no layer %s in report", layer)
-	}
-	for _, r := range lr.Results {
-		if r.Check == check {
-			return r
-		}
-	}
-	t.Fatalf("layer %s has no check %s: %+v", layer, check, lr.Results)
-	return verify.Result{}
-}
-
 func TestHealthyThreeNode(t *testing.T) {
 	o := threeNode()
 	rep := run(t, o, clustertest.Healthy(o, 4), ippool("10.233.64.0/18", "Never", "Always"))
@@ -86,10 +71,10 @@ func TestHealthyThreeNode(t *testing.T) {
 			t.Errorf("layer %s: %s: %+v", n, rep.Layers[n].Status, rep.Layers[n].Results)
 		}
 	}
-	if r := result(t, rep, "probe", "service"); r.Status != verify.StatusSkipped || !strings.Contains(r.Msg, "check mode") {
+	if r := clustertest.Result(t, rep, "probe", "service"); r.Status != verify.StatusSkipped || !strings.Contains(r.Msg, "check mode") {
 		t.Errorf("probe in check mode: %+v", r)
 	}
-	if r := result(t, rep, "kube_system", "coredns_replicas"); r.Status != verify.StatusOK {
+	if r := clustertest.Result(t, rep, "kube_system", "coredns_replicas"); r.Status != verify.StatusOK {
 		t.Errorf("coredns replicas: %+v", r)
 	}
 }
@@ -99,7 +84,7 @@ func TestTaintLeftOnWorker(t *testing.T) {
 	w := clustertest.Healthy(o, 4)
 	w.Node("node2").Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
 	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
-	r := result(t, rep, "nodes", "taints")
+	r := clustertest.Result(t, rep, "nodes", "taints")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "node2 is in kube_control_plane and kube_node") || !strings.Contains(r.Msg, "kubectl taint nodes node2") {
 		t.Errorf("taint left on node2: %+v", r)
 	}
@@ -109,12 +94,12 @@ func TestControlPlaneOnlyNeedsTaint(t *testing.T) {
 	o := threeNode()
 	o.KubeNode = []string{"node2", "node3"}
 	w := clustertest.Healthy(o, 4)
-	if r := result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "nodes", "taints"); r.Status != verify.StatusOK {
+	if r := clustertest.Result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "nodes", "taints"); r.Status != verify.StatusOK {
 		t.Errorf("healthy cp-only node1: %+v", r)
 	}
 	w = clustertest.Healthy(o, 4)
 	w.Node("node1").Spec.Taints = nil
-	r := result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "nodes", "taints")
+	r := clustertest.Result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "nodes", "taints")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "node1 is only in kube_control_plane but lacks") {
 		t.Errorf("untainted cp-only node1: %+v", r)
 	}
@@ -136,7 +121,7 @@ func TestNodesMissingNotReadyExtraWrongVersion(t *testing.T) {
 		"kubelet_version":  "node1: kubelet v1.34.2",
 		"not_in_inventory": "stray",
 	} {
-		r := result(t, rep, "nodes", check)
+		r := clustertest.Result(t, rep, "nodes", check)
 		if r.Status == verify.StatusOK || !strings.Contains(r.Msg, want) {
 			t.Errorf("%s: want a finding naming %q, got %+v", check, want, r)
 		}
@@ -147,13 +132,13 @@ func TestEtcdPodWithHostDeployment(t *testing.T) {
 	o := threeNode()
 	w := clustertest.Healthy(o, 4)
 	w.Pods = append(w.Pods, clustertest.StaticPod("etcd", "node1"))
-	r := result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "kube_system", "etcd")
+	r := clustertest.Result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "kube_system", "etcd")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "etcd-node1") {
 		t.Errorf("etcd pod with etcd_deployment_type host: %+v", r)
 	}
 	o.EtcdDeploymentType = "kubeadm"
 	w = clustertest.Healthy(o, 4)
-	if r := result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "kube_system", "etcd"); r.Status != verify.StatusOK {
+	if r := clustertest.Result(t, run(t, o, w, ippool("10.233.64.0/18", "Never", "Always")), "kube_system", "etcd"); r.Status != verify.StatusOK {
 		t.Errorf("kubeadm etcd pods: %+v", r)
 	}
 }
@@ -161,16 +146,16 @@ func TestEtcdPodWithHostDeployment(t *testing.T) {
 func TestCalicoPoolEncapsulation(t *testing.T) {
 	o := threeNode()
 	rep := run(t, o, clustertest.Healthy(o, 4), ippool("10.233.64.0/18", "Always", "Never"))
-	r := result(t, rep, "cni", "ippool_encapsulation")
+	r := clustertest.Result(t, rep, "cni", "ippool_encapsulation")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "ipipMode is Always, the inventory says Never") || !strings.Contains(r.Msg, "vxlanMode is Never, the inventory says Always") {
 		t.Errorf("IPIP pool vs VXLAN inventory: %+v", r)
 	}
 	rep = run(t, o, clustertest.Healthy(o, 4), ippool("10.244.0.0/16", "Never", "Always"))
-	if r := result(t, rep, "cni", "ippool_cidr"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "10.244.0.0/16") {
+	if r := clustertest.Result(t, rep, "cni", "ippool_cidr"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "10.244.0.0/16") {
 		t.Errorf("pool cidr: %+v", r)
 	}
 	rep = run(t, o, clustertest.Healthy(o, 4), nil)
-	if r := result(t, rep, "cni", "ippool"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "not found") {
+	if r := clustertest.Result(t, rep, "cni", "ippool"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "not found") {
 		t.Errorf("no pool: %+v", r)
 	}
 }
@@ -189,11 +174,11 @@ func TestDaemonSetMissingOnNode(t *testing.T) {
 	}
 	w.Pods = keep
 	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
-	r := result(t, rep, "kube_system", "calico-node")
+	r := clustertest.Result(t, rep, "kube_system", "calico-node")
 	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "no Ready pod on node3") {
 		t.Errorf("calico-node not ready on node3: %+v", r)
 	}
-	if r := result(t, rep, "cni", "calico-node"); r.Status != verify.StatusFail {
+	if r := clustertest.Result(t, rep, "cni", "calico-node"); r.Status != verify.StatusFail {
 		t.Errorf("cni layer calico-node: %+v", r)
 	}
 }
@@ -237,7 +222,7 @@ func TestHelmReleases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := result(t, rep, "addons", "helm")
+	r := clustertest.Result(t, rep, "addons", "helm")
 	if r.Status != verify.StatusWarn || !strings.Contains(r.Msg, "listable (2), failed: ingress/ingress-nginx") {
 		t.Errorf("helm: %+v", r)
 	}
@@ -275,16 +260,16 @@ func TestCalicoRRTaint(t *testing.T) {
 	o := threeNode()
 	o.CalicoRR = []string{"rr1"}
 	pool := ippool("10.233.64.0/18", "Never", "Always")
-	if r := result(t, run(t, o, clustertest.Healthy(o, 4), pool), "nodes", "taints"); r.Status != verify.StatusOK {
+	if r := clustertest.Result(t, run(t, o, clustertest.Healthy(o, 4), pool), "nodes", "taints"); r.Status != verify.StatusOK {
 		t.Errorf("tainted calico_rr-only host: %+v", r)
 	}
 	w := clustertest.Healthy(o, 4)
 	w.Node("rr1").Spec.Taints = nil
 	rep := run(t, o, w, pool)
-	if r := result(t, rep, "nodes", "taints"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "rr1 is only in calico_rr but lacks node-role.kubernetes.io/calico-rr:NoSchedule") {
+	if r := clustertest.Result(t, rep, "nodes", "taints"); r.Status != verify.StatusFail || !strings.Contains(r.Msg, "rr1 is only in calico_rr but lacks node-role.kubernetes.io/calico-rr:NoSchedule") {
 		t.Errorf("untainted calico_rr-only host: %+v", r)
 	}
-	if r := result(t, rep, "kube_system", "calico-node"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "every node (4)") {
+	if r := clustertest.Result(t, rep, "kube_system", "calico-node"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "every node (4)") {
 		t.Errorf("calico-node on the route reflector too: %+v", r)
 	}
 }
