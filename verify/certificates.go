@@ -673,6 +673,7 @@ func privateKeyPublic(data []byte) (crypto.PublicKey, error) {
 	}
 }
 
+// publicEqual reports whether a is a public key equal to b.
 func publicEqual(a, b crypto.PublicKey) bool {
 	e, ok := a.(interface{ Equal(crypto.PublicKey) bool })
 	return ok && e.Equal(b)

@@ -677,7 +677,7 @@ func etcdCheckLeaf(env *Env, facts *EtcdFacts, add func(Result), role, check, ce
 		probs = append(probs, fmt.Sprintf("key %s: %v", keyPath, err))
 		usable = false
 	} else {
-		m := etcdSameKey(c.PublicKey, pub)
+		m := publicEqual(c.PublicKey, pub)
 		cf.KeyMatches = &m
 		if !m {
 			probs = append(probs, fmt.Sprintf("key %s does not belong to this certificate", keyPath))
@@ -829,11 +829,6 @@ func etcdReadPublicKey(env *Env, p string) (crypto.PublicKey, error) {
 		}
 		return s.Public(), nil
 	}
-}
-
-func etcdSameKey(a, b crypto.PublicKey) bool {
-	e, ok := a.(interface{ Equal(crypto.PublicKey) bool })
-	return ok && e.Equal(b)
 }
 
 func etcdKeyPair(env *Env, certPath, keyPath string) (tls.Certificate, error) {
