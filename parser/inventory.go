@@ -1,5 +1,7 @@
 package parser
 
+import "regexp"
+
 // Inventory is an Ansible inventory as ansible-core 2.19 loads it from one or
 // more sources (-i arguments: INI, YAML or JSON files, or directories of
 // them), together with the group_vars/ and host_vars/ found beside each
@@ -28,6 +30,8 @@ type Inventory struct {
 	varsDirs []string
 	// groupVarsCache memoises groupLevelVars by group list; AddGroup clears it.
 	groupVarsCache map[string]*Map
+	// ignored is the IGNORED regex for directory entries (LoadOptions.Ignore).
+	ignored *regexp.Regexp
 }
 
 // VarsFile is one group_vars or host_vars file.

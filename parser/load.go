@@ -19,8 +19,8 @@ import (
 // extension or .yml/.yaml/.json, then as INI, as Ansible's yaml and ini
 // plugins do) or a directory, whose entries are read in sorted order and
 // recursively, skipping hidden names, group_vars, host_vars, vars_plugins
-// and Ansible's INVENTORY_IGNORE_EXTS (.pyc .pyo .swp .bak ~ .rpm .md .txt
-// .rst .orig .cfg .retry). group_vars/ and host_vars/ are read beside each
+// and Ansible's default INVENTORY_IGNORE_EXTS (.pyc .pyo .swp .bak ~ .rpm
+// .md .txt .rst .orig .cfg .retry); LoadWith takes other ignore settings. group_vars/ and host_vars/ are read beside each
 // -i argument: in it for a directory, beside it for a file.
 //
 // Errors name the file and line: a missing or unreadable source, a file
@@ -28,7 +28,26 @@ import (
 // can parse is skipped with a warning, as Ansible does. Executable files
 // (Ansible's script plugin) are never run: they are read as static files.
 func Load(sources ...string) (*Inventory, error) {
+	return LoadWith(LoadOptions{}, sources...)
+}
+
+// LoadOptions are the settings Load takes from Ansible's configuration.
+type LoadOptions struct {
+	// Ignore is what a directory source skips; the zero value is Ansible's
+	// default (INVENTORY_IGNORE_EXTS as shipped, no INVENTORY_IGNORE_PATTERNS).
+	// AnsibleInventoryIgnore reads the values Ansible would use.
+	Ignore InventoryIgnore
+}
+
+// LoadWith is Load with options. An ignore pattern Go cannot compile is an
+// error before any source is read.
+func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
+	ignored, err := opts.Ignore.Regexp()
+	if err != nil {
+		return nil, err
+	}
 	inv := newInventory()
+	inv.ignored = ignored
 	inv.Sources = append([]string(nil), sources...)
 	parsedAny := false
 	for _, src := range sources {
@@ -61,8 +80,18 @@ func Load(sources ...string) (*Inventory, error) {
 	return inv, nil
 }
 
+// defaultIgnored is Ansible's IGNORED regex with the default settings.
+var defaultIgnored = func() *regexp.Regexp {
+	re, err := InventoryIgnore{}.Regexp()
+	if err != nil {
+		panic(err) // constant input
+	}
+	return re
+}()
+
 func newInventory() *Inventory {
 	inv := &Inventory{
+		ignored:        defaultIgnored,
 		hosts:          map[string]*Host{},
 		groups:         map[string]*Group{},
 		GroupVarsFiles: map[string][]*VarsFile{},
@@ -482,10 +511,6 @@ func merge(dst, src *Map) *Map {
 // invalidGroupChars is ansible-core's C.INVALID_VARIABLE_NAMES.
 var invalidGroupChars = regexp.MustCompile(`^[\d\W]|[^\w]`)
 
-// Ansible's IGNORED regex for directory sources: hidden names, group_vars,
-// host_vars, vars_plugins and INVENTORY_IGNORE_EXTS.
-var ignoredInDir = regexp.MustCompile(`^\.|^host_vars$|^group_vars$|^vars_plugins$|\.pyc$|\.pyo$|\.swp$|\.bak$|~$|\.rpm$|\.md$|\.txt$|\.rst$|\.orig$|\.cfg$|\.retry$`)
-
 // parseSource is InventoryManager.parse_source. top is true for an -i
 // argument (its failure is an error) and false inside a directory (a
 // warning, as Ansible only warns).
@@ -517,7 +542,7 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 		sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
 		parsed := false
 		for _, n := range names {
-			if ignoredInDir.MatchString(n) {
+			if inv.ignored.MatchString(n) {
 				continue
 			}
 			ok, err := inv.parseSource(filepath.Join(src, n), false)
