@@ -1,107 +1,15 @@
 package verify
 
 import (
-	"net"
-	"os"
-	"path/filepath"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/miekg/dns"
+	"github.com/layercheck/layercheck/internal/testutil"
 )
-
-// dnsBehaviour is how a test DNS server answers kubernetes.default.svc.<domain> A.
-type dnsBehaviour int32
-
-const (
-	dnsAnswer   dnsBehaviour = iota // A with the server's ip
-	dnsEmpty                        // NOERROR, no answer
-	dnsNXDomain                     // NXDOMAIN
-	dnsServFail                     // SERVFAIL
-	dnsSilent                       // never answers
-)
-
-// dnsTestServer is a real DNS server (miekg/dns) on a loopback address,
-// whose behaviour a test can switch between queries.
-type dnsTestServer struct {
-	Addr     string
-	name     string
-	ip       atomic.Value // string
-	behave   atomic.Int32
-	Queries  atomic.Int32
-	LastName atomic.Value // string
-}
-
-// startDNSServer serves UDP on host:0 (a 127.0.0.0/8 address) answering
-// name A with ip; any other question gets NXDOMAIN.
-func startDNSServer(t testing.TB, host, name, ip string) *dnsTestServer {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatalf("listen udp %s: %v", host, err)
-	}
-	s := &dnsTestServer{Addr: pc.LocalAddr().String(), name: dns.Fqdn(name)}
-	s.ip.Store(ip)
-	started := make(chan struct{})
-	srv := &dns.Server{PacketConn: pc, NotifyStartedFunc: func() { close(started) }, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		s.Queries.Add(1)
-		m := new(dns.Msg)
-		m.SetReply(r)
-		m.Authoritative = true
-		if len(r.Question) != 1 {
-			m.Rcode = dns.RcodeFormatError
-			_ = w.WriteMsg(m)
-			return
-		}
-		q := r.Question[0]
-		s.LastName.Store(q.Name)
-		if q.Name != s.name || q.Qtype != dns.TypeA {
-			m.Rcode = dns.RcodeNameError
-			_ = w.WriteMsg(m)
-			return
-		}
-		switch dnsBehaviour(s.behave.Load()) {
-		case dnsSilent:
-			return
-		case dnsNXDomain:
-			m.Rcode = dns.RcodeNameError
-		case dnsServFail:
-			m.Rcode = dns.RcodeServerFailure
-		case dnsEmpty:
-		case dnsAnswer:
-			m.Answer = append(m.Answer, &dns.A{
-				Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 5},
-				A:   net.ParseIP(s.ip.Load().(string)),
-			})
-		}
-		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	select {
-	case <-started:
-	case <-time.After(5 * time.Second):
-		t.Fatal("dns server did not start")
-	}
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return s
-}
-
-func (s *dnsTestServer) set(b dnsBehaviour, ip string) {
-	s.behave.Store(int32(b))
-	s.ip.Store(ip)
-}
 
 // dnsWrite writes a node file under root.
 func dnsWrite(t testing.TB, root, p, content string) {
 	t.Helper()
-	full := filepath.Join(root, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteTree(t, root, map[string]string{p: content})
 }
 
 // dnsKubeletConfig is the DNS part of kubelet-config.yaml as kubespray

@@ -9,7 +9,6 @@ package verifyplaybook
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,8 +17,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/miekg/dns"
 
 	"github.com/layercheck/layercheck/internal/testutil"
 )
@@ -110,52 +107,6 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// startDNS serves UDP and TCP DNS on 127.0.0.1 (one port) answering
-// kubernetes.default.svc.<domain> A with apiIP and NXDOMAIN otherwise, as
-// CoreDNS and nodelocaldns answer for the kubernetes service.
-func startDNS(t *testing.T, domain, apiIP string) string {
-	t.Helper()
-	name := dns.Fqdn("kubernetes.default.svc." + domain)
-	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(r)
-		m.Authoritative = true
-		if len(r.Question) == 1 && r.Question[0].Name == name && r.Question[0].Qtype == dns.TypeA {
-			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 5}, A: net.ParseIP(apiIP)})
-		} else {
-			m.Rcode = dns.RcodeNameError
-		}
-		_ = w.WriteMsg(m)
-	})
-	var pc net.PacketConn
-	var l net.Listener
-	for i := 0; ; i++ {
-		var err error
-		pc, err = net.ListenPacket("udp", "127.0.0.1:0")
-		must(t, err)
-		l, err = net.Listen("tcp", pc.LocalAddr().String())
-		if err == nil {
-			break
-		}
-		pc.Close()
-		if i > 20 {
-			t.Fatalf("no free udp+tcp port pair: %v", err)
-		}
-	}
-	for _, srv := range []*dns.Server{{PacketConn: pc, Handler: h}, {Listener: l, Handler: h}} {
-		started := make(chan struct{})
-		srv.NotifyStartedFunc = func() { close(started) }
-		go func() { _ = srv.ActivateAndServe() }()
-		select {
-		case <-started:
-		case <-time.After(5 * time.Second):
-			t.Fatal("dns server did not start")
-		}
-		t.Cleanup(func() { _ = srv.Shutdown() })
-	}
-	return pc.LocalAddr().String()
 }
 
 // layerStatus reads facts.layers.<layer>.status.

@@ -51,7 +51,7 @@ func fixtureNode(t *testing.T, now time.Time, etcdUp bool) (root string, extra m
 	if etcdUp {
 		testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
 	}
-	d := startDNS(t, "cluster.local", "10.233.0.1")
+	d := testharness.StartDNS(t, "127.0.0.1", "kubernetes.default.svc.cluster.local", "10.233.0.1", true).Addr
 	addr["169.254.25.10:53"], addr["10.233.0.3:53"] = d, d
 	return root, map[string]any{
 		"layercheck_verify_root":        root,

@@ -57,7 +57,7 @@ func newLiveNode(t *testing.T, etcdUp bool) *liveNode {
 			CertFile: filepath.Join(srv, filepath.Base(cert)), KeyFile: filepath.Join(srv, filepath.Base(key)),
 		}})
 	}
-	dnsAddr := startDNS(t, "cluster.local", "10.233.0.1")
+	dnsAddr := testharness.StartDNS(t, "127.0.0.1", "kubernetes.default.svc.cluster.local", "10.233.0.1", true).Addr
 	addr := map[string]string{
 		"127.0.0.1:2379":   fmt.Sprintf("127.0.0.1:%d", cp),
 		"10.10.0.11:2379":  fmt.Sprintf("127.0.0.1:%d", cp),
