@@ -14,7 +14,9 @@ func init() {
 
 // runInventory is `layercheck inventory -i <inv> [-i ...] [-e ...] --list|--host <name>`:
 // the inventory as ansible-core 2.19's ansible-inventory prints it (JSON,
-// keys sorted, indented by four spaces). Errors go to stderr, exit 1.
+// keys sorted, indented by four spaces). Directory sources skip what
+// ansible-core would (ANSIBLE_INVENTORY_IGNORE, ANSIBLE_INVENTORY_IGNORE_REGEX
+// or the ansible.cfg Ansible would read). Errors go to stderr, exit 1.
 func runInventory(_ context.Context, args []string, s Streams) error {
 	fs := flag.NewFlagSet("inventory", flag.ContinueOnError)
 	fs.SetOutput(s.ErrOut)
@@ -38,7 +40,11 @@ func runInventory(_ context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 1, Msg: "inventory: " + err.Error()}
 	}
-	i, err := parser.Load(inv...)
+	ig, err := parser.AnsibleInventoryIgnore(parser.OSAnsibleCfgEnv())
+	if err != nil {
+		return &ExitError{Code: 1, Msg: "inventory: " + err.Error()}
+	}
+	i, err := parser.LoadWith(parser.LoadOptions{Ignore: ig}, inv...)
 	if err != nil {
 		return &ExitError{Code: 1, Msg: "inventory: " + err.Error()}
 	}

@@ -31,6 +31,9 @@ groups, misspelt and removed variables, and trade-offs.
   --rules               list the rules and exit
 
 Locations are relative to the inventory's directory; "-e" means extra vars.
+Directory sources skip what ansible-core skips (ANSIBLE_INVENTORY_IGNORE,
+ANSIBLE_INVENTORY_IGNORE_REGEX, or ansible.cfg [inventory] ignore_extensions
+and ignore_patterns) and always kubespray's artifacts/ and credentials/.
 Exit status: 0 no errors (warnings allowed), 1 errors found,
 2 could not run (usage error, unreadable inventory or extra vars).
 `
@@ -83,7 +86,11 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "lint: kubespray catalogue: " + err.Error()}
 	}
-	loaded, err := parser.Load(inv...)
+	ig, err := lintIgnore(parser.OSAnsibleCfgEnv())
+	if err != nil {
+		return &ExitError{Code: 2, Msg: "lint: " + err.Error()}
+	}
+	loaded, err := parser.LoadWith(parser.LoadOptions{Ignore: ig}, inv...)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "lint: " + err.Error()}
 	}
@@ -105,6 +112,21 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		return &ExitError{Code: 1}
 	}
 	return nil
+}
+
+// lintIgnore is what a directory source skips for lint: Ansible's
+// settings (parser.AnsibleInventoryIgnore) plus kubespray's own
+// ignore_patterns (parser.KubesprayInventoryIgnorePatterns, from kubespray's
+// ansible.cfg), so the secrets kubespray writes into credentials/ and
+// artifacts/ are never read, even when lint runs outside the kubespray
+// checkout whose ansible.cfg would skip them.
+func lintIgnore(env parser.AnsibleCfgEnv) (parser.InventoryIgnore, error) {
+	ig, err := parser.AnsibleInventoryIgnore(env)
+	if err != nil {
+		return ig, err
+	}
+	ig.Patterns = append(append([]string(nil), ig.Patterns...), parser.KubesprayInventoryIgnorePatterns...)
+	return ig, nil
 }
 
 // writeText renders the report for an operator: a header, one block per
