@@ -76,21 +76,9 @@ func dump(r *Report) string {
 	return string(b)
 }
 
-const threeNodes = `[kube_control_plane]
-node1
-node2
-node3
-[etcd:children]
-kube_control_plane
-[kube_node]
-node1
-node2
-node3
-`
-
 func TestStringAsBoolForms(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"hosts.ini": threeNodes + `node4 kubeconfig_localhost=true
+		"hosts.ini": testutil.ThreeNodeINI + `node4 kubeconfig_localhost=true
 [all:vars]
 helm_enabled=true
 download_localhost=True
@@ -185,7 +173,7 @@ registry_enabled: "true"
 
 func TestChoicesAndAsserts(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"hosts.ini": threeNodes,
+		"hosts.ini": testutil.ThreeNodeINI,
 		"group_vars/k8s_cluster/k8s-cluster.yml": `kube_proxy_mode: IPVS
 dns_mode: coredns
 container_manager: containerd
@@ -217,7 +205,7 @@ calico_network_backend: bgp
 
 	// A setting that makes kubespray's default of another variable wrong.
 	dir = writeTree(t, map[string]string{
-		"hosts.ini":              threeNodes,
+		"hosts.ini":              testutil.ThreeNodeINI,
 		"group_vars/all/all.yml": "cloud_provider: external\n",
 	})
 	r = lintTree(t, dir)
@@ -228,7 +216,7 @@ calico_network_backend: bgp
 
 	// Calico's asserts apply only to calico clusters.
 	dir = writeTree(t, map[string]string{
-		"hosts.ini":                threeNodes,
+		"hosts.ini":                testutil.ThreeNodeINI,
 		"group_vars/all/all.yml":   "kube_network_plugin: flannel\ncalico_network_backend: bgp\n",
 		"group_vars/all/other.yml": "kube_proxy_mode: ipvs\n",
 	})
@@ -240,7 +228,7 @@ calico_network_backend: bgp
 
 func TestNetworks(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"hosts.ini": threeNodes,
+		"hosts.ini": testutil.ThreeNodeINI,
 		"group_vars/all/net.yml": `kube_service_addresses: 10.233.0.1/18
 kube_pods_subnet: 10.233.0.0/17
 nodelocaldns_ip: 10.233.70.10
@@ -258,7 +246,7 @@ nodelocaldns_ip: 10.233.70.10
 	}
 
 	dir = writeTree(t, map[string]string{
-		"hosts.ini":              threeNodes,
+		"hosts.ini":              testutil.ThreeNodeINI,
 		"group_vars/all/net.yml": "kube_service_addresses: 10.233.0.0/33\nkube_pods_subnet: 10.240.0.0/16\nnodelocaldns_ip: not-an-ip\n",
 	})
 	r = lintTree(t, dir)
@@ -312,7 +300,7 @@ func TestGroups(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"hosts.ini": threeNodes,
+		"hosts.ini": testutil.ThreeNodeINI,
 		"group_vars/all/all.yml": `helm_enable: true
 kubelet_static_pod_path: /etc/kubernetes/manifests
 ansible_python_interpreter: /usr/bin/python3
@@ -334,7 +322,7 @@ my_company_setting: 3
 	// Not misspellings: a helper the inventory's templates use, one two
 	// edits away whose first word differs, an old group's group_vars.
 	dir = writeTree(t, map[string]string{
-		"hosts.ini": threeNodes,
+		"hosts.ini": testutil.ThreeNodeINI,
 		"group_vars/all/all.yml": `gcr_image_repo: "{{ acr_image_repo }}/gcr"
 acr_image_repo: registry.example
 krew_enabled: false
@@ -355,7 +343,7 @@ krew_enabled: false
 
 func TestTradeOffs(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"hosts.ini": threeNodes + "node4\n",
+		"hosts.ini": testutil.ThreeNodeINI + "node4\n",
 		"group_vars/k8s_cluster/addons.yml": `metrics_server_enabled: true
 local_path_provisioner_enabled: true
 certificates_duration: 3650
@@ -383,7 +371,7 @@ certificates_duration: 3650
 	one(t, r, "certificates-duration", "certificates_duration")
 
 	dir = writeTree(t, map[string]string{
-		"hosts.ini": threeNodes,
+		"hosts.ini": testutil.ThreeNodeINI,
 		"group_vars/k8s_cluster/addons.yml": `metrics_server_enabled: true
 metrics_server_kubelet_insecure_tls: false
 kubelet_rotate_server_certificates: true
@@ -398,7 +386,7 @@ certificates_duration: 36500
 
 func TestResolvedTypesWin(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"hosts.ini":              threeNodes,
+		"hosts.ini":              testutil.ThreeNodeINI,
 		"group_vars/all/all.yml": "helm_enabled: \"true\"\nregistry_enabled: true\n",
 	})
 	inv, err := parser.Load(dir)

@@ -110,3 +110,18 @@ func Golden(t testing.TB, path string, got []byte, update bool, what string) {
 		t.Errorf("%s differs from %s (rerun with -update after checking):\n%s", what, path, got)
 	}
 }
+
+// ThreeNodeINI is an INI inventory of three nodes in kubespray's groups:
+// node1-node3 in kube_control_plane (also the etcd group) and kube_node.
+// Lines for more hosts may follow it.
+const ThreeNodeINI = `[kube_control_plane]
+node1
+node2
+node3
+[etcd:children]
+kube_control_plane
+[kube_node]
+node1
+node2
+node3
+`

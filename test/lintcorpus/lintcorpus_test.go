@@ -96,19 +96,10 @@ func sources(t *testing.T, root string) []string {
 	return out
 }
 
-// stand-in hosts for inventories that keep their hosts elsewhere (only
-// group_vars in the repository): three nodes as kubespray's sample has them.
-const standIn = `[kube_control_plane]
-node1
-node2
-node3
-[etcd:children]
-kube_control_plane
-[kube_node]
-node1
-node2
-node3
-`
+// standIn is the hosts file for inventories that keep their hosts
+// elsewhere (only group_vars in the repository): three nodes as kubespray's
+// sample has them.
+const standIn = testutil.ThreeNodeINI
 
 // standInFor adds to the stand-in the old group names the inventory's
 // group_vars use, as the real (unpublished) hosts file of such an
