@@ -114,7 +114,9 @@ func TestApplyDynamicGroupsMatchesAnsible(t *testing.T) {
 	ApplyDynamicGroups(loaded)
 	got := map[string][]string{}
 	for _, g := range loaded.Groups {
-		got[g.Name] = hostsUnder(g)
+		for _, h := range loaded.HostsUnder(g.Name) {
+			got[g.Name] = append(got[g.Name], h.Name)
+		}
 	}
 	for _, m := range []map[string][]string{want, got} {
 		for k, v := range m {
@@ -139,30 +141,4 @@ func TestApplyDynamicGroupsMatchesAnsible(t *testing.T) {
 			t.Errorf("ansible-core: %s = %v, expected %v", group, want[group], hosts)
 		}
 	}
-}
-
-// hostsUnder is Ansible's groups[name]: the group's hosts and those of
-// all its descendants.
-func hostsUnder(g *parser.Group) []string {
-	seen := map[*parser.Group]bool{}
-	set := map[string]bool{}
-	var walk func(*parser.Group)
-	walk = func(g *parser.Group) {
-		if seen[g] {
-			return
-		}
-		seen[g] = true
-		for _, h := range g.Hosts {
-			set[h.Name] = true
-		}
-		for _, c := range g.Children {
-			walk(c)
-		}
-	}
-	walk(g)
-	out := make([]string, 0, len(set))
-	for h := range set {
-		out = append(out, h)
-	}
-	return out
 }

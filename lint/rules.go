@@ -252,26 +252,13 @@ func (c *checkCtx) groupHosts(name string) (hosts []string, ok bool) {
 	if inv == nil {
 		return nil, false
 	}
-	g := inv.Group(name)
-	if g == nil {
+	if inv.Group(name) == nil {
 		return nil, false
 	}
 	in := map[string]bool{}
-	seen := map[*parser.Group]bool{}
-	var walk func(g *parser.Group)
-	walk = func(g *parser.Group) {
-		if seen[g] {
-			return
-		}
-		seen[g] = true
-		for _, h := range g.Hosts {
-			in[h.Name] = true
-		}
-		for _, ch := range g.Children {
-			walk(ch)
-		}
+	for _, h := range inv.HostsUnder(name) {
+		in[h.Name] = true
 	}
-	walk(g)
 	for _, h := range c.hosts {
 		if in[h] {
 			hosts = append(hosts, h)

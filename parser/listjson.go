@@ -121,7 +121,7 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 	var sorted []string
 	wroteHost := false
 	b.WriteString("{")
-	hosts := inv.hostsUnder("all")
+	hosts := inv.HostsUnder("all")
 	sort.SliceStable(hosts, func(i, j int) bool { return pyStrLess(hosts[i].Name, hosts[j].Name) })
 	for _, h := range hosts {
 		hv := inv.HostVars(h, extra)
@@ -161,9 +161,10 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 	b.WriteString("\n        }")
 }
 
-// hostsUnder is group.get_hosts(): the hosts of the group and its
-// descendants, breadth first as Ansible walks them, each once.
-func (inv *Inventory) hostsUnder(name string) []*Host {
+// HostsUnder is Ansible's group.get_hosts(), i.e. groups[name]: the hosts
+// of the group and its descendants, breadth first as Ansible walks them,
+// each once; nil for an unknown group.
+func (inv *Inventory) HostsUnder(name string) []*Host {
 	g := inv.groups[name]
 	if g == nil {
 		return nil
