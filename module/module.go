@@ -131,6 +131,12 @@ func moduleName(a *Args) string {
 	return "this"
 }
 
+// OptionNames lists the options a module with option struct t (or a
+// pointer to it) accepts: the json names of its exported fields, those of
+// untagged embedded structs included, in field order. Run rejects any
+// other option.
+func OptionNames(t reflect.Type) []string { return jsonFields(t) }
+
 // jsonFields lists the json names of a struct type's exported fields.
 func jsonFields(t reflect.Type) []string {
 	for t.Kind() == reflect.Pointer {

@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/module"
 	"github.com/layercheck/layercheck/verify/cluster"
 )
 
@@ -87,9 +89,10 @@ func TestModuleBadOptionsAndSilentAPIServer(t *testing.T) {
 }
 
 func TestDocumentationMatchesOptions(t *testing.T) {
-	module, options, documented := testutil.ModuleDoc(t, "cluster_facts")
-	fields := testutil.JSONNames(reflect.TypeOf(cluster.Request{}))
-	if module != "cluster_facts" || !reflect.DeepEqual(documented, fields) {
+	name, options, documented := testutil.ModuleDoc(t, "cluster_facts")
+	fields := module.OptionNames(reflect.TypeOf(cluster.Request{}))
+	sort.Strings(fields)
+	if name != "cluster_facts" || !reflect.DeepEqual(documented, fields) {
 		t.Errorf("documented options %v\nmodule options %v", documented, fields)
 	}
 	// Documented string and number defaults are the ones Defaults applies.

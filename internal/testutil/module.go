@@ -5,9 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"sort"
-	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -69,26 +67,4 @@ func ModuleDoc(t testing.TB, name string) (module string, options map[string]map
 	}
 	sort.Strings(names)
 	return doc.Documentation.Module, doc.Documentation.Options, names
-}
-
-// JSONNames lists the JSON names of struct type rt's fields, those of
-// embedded structs included and fields tagged "-" left out, in sorted order.
-func JSONNames(rt reflect.Type) []string {
-	var fields []string
-	var walk func(rt reflect.Type)
-	walk = func(rt reflect.Type) {
-		for i := 0; i < rt.NumField(); i++ {
-			f := rt.Field(i)
-			if f.Anonymous {
-				walk(f.Type)
-				continue
-			}
-			if name := strings.Split(f.Tag.Get("json"), ",")[0]; name != "-" {
-				fields = append(fields, name)
-			}
-		}
-	}
-	walk(rt)
-	sort.Strings(fields)
-	return fields
 }
