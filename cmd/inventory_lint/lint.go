@@ -40,6 +40,13 @@ type options struct {
 	KubesprayVersion string `json:"kubespray_version"`
 	// HostsListed caps the host names kept per finding in per-host reports.
 	HostsListed *int `json:"hosts_listed"`
+	// IgnoreExtensions and IgnorePatterns are Ansible's effective
+	// INVENTORY_IGNORE_EXTS and INVENTORY_IGNORE_PATTERNS (the action plugin
+	// sends them): what a directory source skips. Absent, Ansible's defaults
+	// apply. kubespray's own ignore_patterns (artifacts, credentials) are
+	// always added.
+	IgnoreExtensions []string `json:"ignore_extensions"`
+	IgnorePatterns   []string `json:"ignore_patterns"`
 }
 
 // resolvedOption is the compact form the action plugin sends resolved
@@ -85,7 +92,12 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 		}
 		listed = *o.HostsListed
 	}
-	inv, err := parser.Load(o.Inventory...)
+	ig := parser.InventoryIgnore{
+		Exts:     o.IgnoreExtensions,
+		Patterns: append(append([]string(nil), o.IgnorePatterns...), parser.KubesprayInventoryIgnorePatterns...),
+		Source:   "options ignore_extensions, ignore_patterns",
+	}
+	inv, err := parser.LoadWith(parser.LoadOptions{Ignore: ig}, o.Inventory...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the inventory: %w", err)
 	}

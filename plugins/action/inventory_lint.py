@@ -8,6 +8,10 @@ localhost) and adds what only the controller knows:
 * ``inventory``: defaults to the play's ``ansible_inventory_sources``;
   relative paths are made absolute against the directory ansible-playbook
   was started in.
+* ``ignore_extensions`` / ``ignore_patterns``: Ansible's effective
+  ``INVENTORY_IGNORE_EXTS`` / ``INVENTORY_IGNORE_PATTERNS`` (environment or
+  ansible.cfg), so a directory source skips what Ansible skipped; the module
+  adds kubespray's ``artifacts`` and ``credentials`` itself.
 * ``extra_vars``: the extra vars exactly as Ansible loaded them
   (``ansible.utils.vars.load_extra_vars`` with this plugin's loader: the
   same cached dict the variable manager uses), so ``-e`` values keep
@@ -29,6 +33,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 
+from ansible import constants as C
 from ansible import context
 from ansible.errors import AnsibleActionFail
 from ansible.utils.vars import load_extra_vars
@@ -70,7 +75,7 @@ MAGIC = frozenset((
 TEMPLATE_MARKERS = ("{{", "{%", "{#")
 OPTIONS = frozenset((
     "inventory", "host", "hosts", "extra_vars", "extra_vars_args", "resolved",
-    "kubespray_version", "hosts_listed",
+    "kubespray_version", "hosts_listed", "ignore_extensions", "ignore_patterns",
 ))
 
 
@@ -156,6 +161,10 @@ class ActionModule(BinaryModuleAction):
             # A host list ("node1,node2,") is no path; the module says so.
             args["inventory"] = [s if "," in s else os.path.join(cwd, os.path.expanduser(s))
                                  for s in (str(s) for s in sources)]
+        if "ignore_extensions" not in args:
+            args["ignore_extensions"] = [str(e) for e in C.INVENTORY_IGNORE_EXTS]
+        if "ignore_patterns" not in args:
+            args["ignore_patterns"] = [str(p) for p in C.INVENTORY_IGNORE_PATTERNS]
         if "extra_vars" not in args:
             loaded = load_extra_vars(self._loader)
             args["extra_vars"] = {str(k): pv for k, pv in ((k, plain(v)) for k, v in loaded.items()) if pv is not _SKIP}
