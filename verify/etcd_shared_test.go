@@ -21,27 +21,11 @@ func etcdCopyFixture(t *testing.T, rels ...string) string {
 	src := testutil.Shared(t, "fixtures", "node", "root")
 	root := t.TempDir()
 	for _, rel := range rels {
-		err := filepath.Walk(filepath.Join(src, rel), func(p string, fi os.FileInfo, err error) error {
-			if err != nil {
-				return err
-			}
-			r, _ := filepath.Rel(src, p)
-			dst := filepath.Join(root, r)
-			if fi.IsDir() {
-				return os.MkdirAll(dst, 0o755)
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
-			return os.WriteFile(dst, b, 0o600)
-		})
-		if err != nil {
-			t.Fatalf("copy fixture %s: %v", rel, err)
+		dst := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
 		}
+		testutil.CopyTree(t, filepath.Join(src, rel), dst)
 	}
 	return root
 }
