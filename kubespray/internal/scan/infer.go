@@ -241,31 +241,51 @@ func stripParens(e string) (string, bool) {
 	if len(e) < 2 || e[0] != '(' || e[len(e)-1] != ')' {
 		return "", false
 	}
-	depth := 0
-	var quote byte
+	var l exprLexer
 	for i := 0; i < len(e); i++ {
-		c := e[i]
-		if quote != 0 {
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-			continue
+		inString := l.quote != 0
+		j, _ := l.next(e, i)
+		if !inString && strings.IndexByte(")]}", e[i]) >= 0 && l.depth == 0 && i != len(e)-1 {
+			return "", false
 		}
-		switch c {
-		case '\'', '"':
-			quote = c
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-			if depth == 0 && i != len(e)-1 {
-				return "", false
-			}
-		}
+		i = j
 	}
 	return e[1 : len(e)-1], true
+}
+
+// exprLexer follows an expression byte by byte: its string literals
+// (quoted with ' or ", a backslash escaping the next byte) and its
+// bracket depth.
+type exprLexer struct {
+	depth int
+	quote byte
+}
+
+// next reads e[i] and returns the index of the last byte it took (i + 1
+// after a backslash in a string literal) and whether e[i] is code: outside
+// string literals and neither a quote nor a bracket.
+func (l *exprLexer) next(e string, i int) (int, bool) {
+	c := e[i]
+	if l.quote != 0 {
+		if c == '\\' {
+			i++
+		} else if c == l.quote {
+			l.quote = 0
+		}
+		return i, false
+	}
+	switch c {
+	case '\'', '"':
+		l.quote = c
+		return i, false
+	case '(', '[', '{':
+		l.depth++
+		return i, false
+	case ')', ']', '}':
+		l.depth--
+		return i, false
+	}
+	return i, true
 }
 
 // splitTop splits e at op where op is outside quotes and brackets. Word
@@ -274,31 +294,14 @@ func stripParens(e string) (string, bool) {
 // "<", and "|" is not part of "||".
 func splitTop(e, op string) []string {
 	var parts []string
-	depth := 0
-	var quote byte
+	var l exprLexer
 	start := 0
 	for i := 0; i < len(e); i++ {
-		c := e[i]
-		if quote != 0 {
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
+		var code bool
+		if i, code = l.next(e, i); !code {
 			continue
 		}
-		switch c {
-		case '\'', '"':
-			quote = c
-			continue
-		case '(', '[', '{':
-			depth++
-			continue
-		case ')', ']', '}':
-			depth--
-			continue
-		}
-		if depth != 0 || !strings.HasPrefix(e[i:], op) {
+		if l.depth != 0 || !strings.HasPrefix(e[i:], op) {
 			continue
 		}
 		if !opBoundary(e, i, op) {
