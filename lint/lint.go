@@ -7,7 +7,10 @@
 // value wins. Locations (Finding.Where) are file:line:col relative to the
 // inventory directory (the -i directory, or the directory of an -i file),
 // or "-e" for extra vars. Templated (Jinja) and vault values are never
-// judged; vault text never appears in a finding.
+// judged; vault text never appears in a finding. The value of a variable
+// whose name looks secret (SecretName: kube_encrypt_token,
+// kubeadm_certificate_key, ansible_password ...) is shown as Hidden in
+// every field of a finding.
 //
 // Rules (one file each, registered in init; `layercheck lint --rules`):
 //
@@ -110,6 +113,9 @@ func Run(in Input) *Report {
 	c.rrOutside = outside
 	for _, rl := range rules {
 		r.Findings = append(r.Findings, rl.check(c)...)
+	}
+	for i := range r.Findings {
+		maskSecrets(&r.Findings[i])
 	}
 	r.finish()
 	return r
