@@ -70,8 +70,7 @@ func assertVars(a kubespray.Assert) []string {
 // the first value the inventory sets (That variables first) as location.
 func (c *checkCtx) failing(a kubespray.Assert) []use {
 	vars := assertVars(a)
-	var order []string
-	groups := map[string]*use{}
+	var groups byFirstSeen[string, use]
 	for _, h := range c.hosts {
 		if c.cat.Eval(a, c.lookup(h)) != kubespray.Fail {
 			continue
@@ -89,20 +88,10 @@ func (c *checkCtx) failing(a kubespray.Assert) []use {
 		if at == nil {
 			continue // kubespray's own defaults fail: not the inventory's doing
 		}
-		k := key.String()
-		u := groups[k]
-		if u == nil {
-			u = &use{name: atName, ours: c.vars[h].Get(atName), judge: at}
-			groups[k] = u
-			order = append(order, k)
-		}
+		u := groups.get(key.String(), func() *use { return &use{name: atName, ours: c.vars[h].Get(atName), judge: at} })
 		u.hosts = append(u.hosts, h)
 	}
-	out := make([]use, 0, len(order))
-	for _, k := range order {
-		out = append(out, *groups[k])
-	}
-	return out
+	return groups.list()
 }
 
 // isChoice checks s against choices with validator's oneof (choices
@@ -233,8 +222,7 @@ type combo struct {
 
 func combos(c *checkCtx, na, nb string) []combo {
 	type key struct{ a, b *parser.Value }
-	var order []key
-	m := map[key]*combo{}
+	var m byFirstSeen[key, combo]
 	for _, h := range c.hosts {
 		a, aSet := c.value(h, na)
 		b, bSet := c.value(h, nb)
@@ -245,19 +233,10 @@ func combos(c *checkCtx, na, nb string) []combo {
 		if !bSet {
 			k.b = nil
 		}
-		cb := m[k]
-		if cb == nil {
-			cb = &combo{a: a, b: b, aSet: aSet, bSet: bSet}
-			m[k] = cb
-			order = append(order, k)
-		}
+		cb := m.get(k, func() *combo { return &combo{a: a, b: b, aSet: aSet, bSet: bSet} })
 		cb.hosts = append(cb.hosts, h)
 	}
-	out := make([]combo, 0, len(order))
-	for _, k := range order {
-		out = append(out, *m[k])
-	}
-	return out
+	return m.list()
 }
 
 // comboFinding places a finding on the value the user set (a first).

@@ -106,8 +106,7 @@ func (c *checkCtx) uses(name string) []use {
 		v  *parser.Value
 		rk string
 	}
-	var order []key
-	byKey := map[key]*use{}
+	var byKey byFirstSeen[key, use]
 	for _, h := range c.hosts {
 		v := c.vars[h].Get(name)
 		if v == nil {
@@ -120,19 +119,10 @@ func (c *checkCtx) uses(name string) []use {
 			rk = r.Kind.String() + ":" + r.Display()
 		}
 		k := key{v, rk}
-		u := byKey[k]
-		if u == nil {
-			u = &use{name: name, ours: v, judge: judge}
-			byKey[k] = u
-			order = append(order, k)
-		}
+		u := byKey.get(k, func() *use { return &use{name: name, ours: v, judge: judge} })
 		u.hosts = append(u.hosts, h)
 	}
-	out := make([]use, 0, len(order))
-	for _, k := range order {
-		out = append(out, *byKey[k])
-	}
-	return out
+	return byKey.list()
 }
 
 func (c *checkCtx) resolved(host, name string) *parser.Value {
