@@ -31,6 +31,7 @@
 //	metrics-server-tls     warning  metrics-server without kubelet TLS verification (error: verification that cannot work)
 //	local-path-provisioner warning  volumes on one node's disk
 //	certificates-duration  warning  changes only the etcd/calico script certificates, never kubeadm's
+//	inventory-unparsed     error    a file inside an inventory directory no plugin can parse (Ansible only warns)
 //	ansible-type-mismatch  info     Ansible's resolved type differs from ours (module only)
 package lint
 
@@ -105,6 +106,7 @@ func Run(in Input) *Report {
 	if in.Catalogue != nil {
 		r.Catalogue = in.Catalogue.Name
 	}
+	in.Inventory = unparsedView(in.Inventory)
 	outside := rrOutside(in.Inventory) // as written, before dynamic_groups
 	if in.Inventory != nil {
 		kubespray.ApplyDynamicGroups(in.Inventory)

@@ -2,6 +2,12 @@ package parser
 
 import "regexp"
 
+// ParseFailure is a file inside a directory source that was not parsed.
+type ParseFailure struct {
+	Pos    Pos    // the file, and the line (and column) the parse failed on when known
+	Reason string // the plugin's error, e.g. "ini: hosts.ini:7: Expected key=value ..."
+}
+
 // Inventory is an Ansible inventory as ansible-core 2.19 loads it from one or
 // more sources (-i arguments: INI, YAML or JSON files, or directories of
 // them), together with the group_vars/ and host_vars/ found beside each
@@ -22,6 +28,15 @@ type Inventory struct {
 	// Warnings are what Ansible would warn about, and what was not read
 	// (a whole-file vault, a SOPS file), each naming the file.
 	Warnings []string
+	// Unparsed are the files inside a directory source that no plugin could
+	// parse (Ansible warns and goes on), in the order met, each with the
+	// line the parse failed on where known. What such a file added before
+	// it failed stays, as in Ansible.
+	Unparsed []ParseFailure
+	// Parsed is false when sources were given but none was parsed: Ansible
+	// then warns "No inventory was parsed", does not reconcile the
+	// inventory, and ansible-inventory --list and `hosts: all` show no host.
+	Parsed bool
 
 	hosts  map[string]*Host
 	groups map[string]*Group

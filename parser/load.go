@@ -68,6 +68,7 @@ func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
 		}
 		parsedAny = parsedAny || ok
 	}
+	inv.Parsed = parsedAny || len(sources) == 0
 	if parsedAny {
 		inv.reconcile()
 	} else if len(sources) > 0 {
@@ -524,6 +525,7 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 			return false, fmt.Errorf("%s: %v", src, err)
 		}
 		inv.warnf("%s: %v", src, err)
+		inv.unparsed(Pos{File: src}, err.Error())
 		return false, nil
 	}
 	if st.IsDir() {
@@ -559,6 +561,7 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 			return false, fmt.Errorf("%s: %v", src, err)
 		}
 		inv.warnf("Unable to parse %s as an inventory source: %v", src, err)
+		inv.unparsed(Pos{File: src}, err.Error())
 		return false, nil
 	}
 	ext := filepath.Ext(src)
@@ -569,27 +572,51 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 			return false, err
 		}
 		inv.warnf("%v", err)
+		inv.unparsed(Pos{File: src}, "TOML inventories are not supported")
 		return false, nil
 	}
+	var yamlErr, iniErr error
 	if ext == "" || ext == ".yml" || ext == ".yaml" || ext == ".json" {
 		// like Ansible, a plugin that fails half way leaves what it added
-		err := guard(src, func() error { return inv.parseYAMLInventory(src, data) })
-		if err == nil {
+		yamlErr = guard(src, func() error { return inv.parseYAMLInventory(src, data) })
+		if yamlErr == nil {
 			return true, nil
 		}
-		failures = append(failures, "yaml: "+err.Error())
+		failures = append(failures, "yaml: "+yamlErr.Error())
 	}
-	if err := guard(src, func() error { return inv.parseINI(src, data) }); err == nil {
+	if iniErr = guard(src, func() error { return inv.parseINI(src, data) }); iniErr == nil {
 		return true, nil
-	} else {
-		failures = append(failures, "ini: "+err.Error())
 	}
+	failures = append(failures, "ini: "+iniErr.Error())
 	msg := fmt.Sprintf("Unable to parse %s as an inventory source: %s", src, strings.Join(failures, "; "))
 	if top {
 		return false, errors.New(msg)
 	}
 	inv.warnf("%s", msg)
+	// the plugin a user means: yaml for .yml/.yaml/.json, ini otherwise
+	main, reason := iniErr, "ini: "+iniErr.Error()
+	if ext == ".yml" || ext == ".yaml" || ext == ".json" {
+		main, reason = yamlErr, "yaml: "+yamlErr.Error()
+	}
+	pos := Pos{File: src}
+	var ie *INIError
+	var ye *YAMLError
+	switch {
+	case errors.As(main, &ie):
+		pos = ie.Pos
+	case errors.As(main, &ye):
+		pos = ye.Pos
+	}
+	if pos.File == "" {
+		pos.File = src
+	}
+	inv.unparsed(pos, reason)
 	return false, nil
+}
+
+// unparsed records a file inside a directory source that was not parsed.
+func (inv *Inventory) unparsed(pos Pos, reason string) {
+	inv.Unparsed = append(inv.Unparsed, ParseFailure{Pos: pos, Reason: reason})
 }
 
 func (inv *Inventory) parseHostList(src string) {
