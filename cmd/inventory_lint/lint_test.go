@@ -177,7 +177,8 @@ func TestModuleRun(t *testing.T) {
 		"resolved":            map[string]any{"values": [][]any{{"helm_enabled", "true"}}, "hosts": map[string][]int{"node1": {0}, "node2": {0}}},
 		"_ansible_check_mode": true, "_ansible_module_name": "layercheck.kubespray.inventory_lint",
 	})
-	af := filepath.Join(dir, "args")
+	// outside the inventory directory: a file there is an inventory source
+	af := filepath.Join(t.TempDir(), "args")
 	if err := os.WriteFile(af, args, 0o600); err != nil {
 		t.Fatal(err)
 	}
