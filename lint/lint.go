@@ -80,10 +80,15 @@ type Finding struct {
 
 // Report is the result of Run.
 type Report struct {
-	Catalogue string    `json:"catalogue"` // which kubespray catalogue was used
-	Errors    int       `json:"errors"`
-	Warnings  int       `json:"warnings"`
-	Findings  []Finding `json:"findings"`
+	Catalogue string `json:"catalogue"` // which kubespray catalogue was used
+	// LocationsRelativeTo is set when the sources lie in different
+	// directories: then every Where is relative to this common directory
+	// (absolute when they share only the root). Unset, Where is relative
+	// to the one inventory directory.
+	LocationsRelativeTo string    `json:"locations_relative_to,omitempty"`
+	Errors              int       `json:"errors"`
+	Warnings            int       `json:"warnings"`
+	Findings            []Finding `json:"findings"`
 }
 
 // Input is what Run checks.
@@ -113,6 +118,7 @@ func Run(in Input) *Report {
 	}
 	c := newCtx(in)
 	c.rrOutside = outside
+	r.LocationsRelativeTo = c.multiBase
 	for _, rl := range rules {
 		r.Findings = append(r.Findings, rl.check(c)...)
 	}
@@ -126,7 +132,7 @@ func Run(in Input) *Report {
 // ForHost returns the findings affecting host: those naming it in Hosts,
 // plus the global ones (no Hosts).
 func (r *Report) ForHost(host string) *Report {
-	out := &Report{Catalogue: r.Catalogue, Findings: []Finding{}}
+	out := &Report{Catalogue: r.Catalogue, LocationsRelativeTo: r.LocationsRelativeTo, Findings: []Finding{}}
 	for _, f := range r.Findings {
 		if len(f.Hosts) == 0 {
 			out.Findings = append(out.Findings, f)

@@ -57,6 +57,9 @@ type checkCtx struct {
 	hosts []string               // inventory order
 	vars  map[string]*parser.Map // our resolution, per host
 	bases []string               // directories locations are made relative to
+	// multiBase is the common directory of sources in several directories
+	// (the one base then), "" for sources in one directory.
+	multiBase string
 	// rrOutside are calico_rr hosts outside k8s_cluster as written.
 	rrOutside []string
 	defaults  map[string]*parser.Value
@@ -94,8 +97,45 @@ func newCtx(in Input) *checkCtx {
 			}
 			c.bases = append(c.bases, abs)
 		}
+		if common, ok := commonBase(c.bases); ok {
+			c.bases = []string{common}
+			c.multiBase = common
+		}
 	}
 	return c
+}
+
+// commonBase returns, when the sources lie in more than one directory, the
+// directory containing them all, so that locations stay unambiguous:
+// -i a/inv -i b/inv shows a/inv/group_vars/all/x.yml and
+// b/inv/group_vars/all/x.yml, not group_vars/all/x.yml twice. ok is false
+// with one directory (locations stay relative to it).
+func commonBase(bases []string) (string, bool) {
+	if len(bases) < 2 {
+		return "", false
+	}
+	common := bases[0]
+	multi := false
+	for _, b := range bases[1:] {
+		if b == common {
+			continue
+		}
+		multi = true
+		for !within(b, common) {
+			parent := filepath.Dir(common)
+			if parent == common {
+				break
+			}
+			common = parent
+		}
+	}
+	return common, multi
+}
+
+// within reports whether path is dir or inside it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // uses returns, for variable name, each distinct value hosts get, with the
@@ -216,6 +256,9 @@ func (c *checkCtx) relPath(file string) string {
 		return file
 	}
 	for _, b := range c.bases {
+		if filepath.Dir(b) == b { // the sources share only the root: absolute paths
+			return filepath.ToSlash(abs)
+		}
 		if rel, err := filepath.Rel(b, abs); err == nil && !strings.HasPrefix(rel, "..") {
 			return filepath.ToSlash(rel)
 		}

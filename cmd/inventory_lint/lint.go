@@ -75,10 +75,12 @@ type hostFinding struct {
 // hostReport is ansible_facts.layercheck_lint: the findings affecting one
 // host plus the global ones.
 type hostReport struct {
-	Catalogue string        `json:"catalogue"`
-	Errors    int           `json:"errors"`
-	Warnings  int           `json:"warnings"`
-	Findings  []hostFinding `json:"findings"`
+	Catalogue string `json:"catalogue"`
+	// LocationsRelativeTo: see lint.Report.
+	LocationsRelativeTo string        `json:"locations_relative_to,omitempty"`
+	Errors              int           `json:"errors"`
+	Warnings            int           `json:"warnings"`
+	Findings            []hostFinding `json:"findings"`
 }
 
 func run(ctx context.Context, o *options) (*module.Result, error) {
@@ -151,7 +153,7 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 // forHost is rep.ForHost(host) with each finding's host list abridged.
 func forHost(rep *lint.Report, host string, listed int) *hostReport {
 	r := rep.ForHost(host)
-	out := &hostReport{Catalogue: r.Catalogue, Errors: r.Errors, Warnings: r.Warnings, Findings: make([]hostFinding, 0, len(r.Findings))}
+	out := &hostReport{Catalogue: r.Catalogue, LocationsRelativeTo: r.LocationsRelativeTo, Errors: r.Errors, Warnings: r.Warnings, Findings: make([]hostFinding, 0, len(r.Findings))}
 	for _, f := range r.Findings {
 		hf := hostFinding{Finding: f, Text: text(f, listed)}
 		if len(f.Hosts) > listed {

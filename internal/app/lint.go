@@ -132,8 +132,12 @@ func lintIgnore(env parser.AnsibleCfgEnv) (parser.InventoryIgnore, error) {
 // writeText renders the report for an operator: a header, one block per
 // finding, a summary line.
 func writeText(w io.Writer, r *lint.Report, sources []string) {
-	fmt.Fprintf(w, "layercheck lint %s (catalogue: %s; locations relative to the inventory directory)\n",
-		strings.Join(sources, " "), r.Catalogue)
+	rel := "the inventory directory"
+	if r.LocationsRelativeTo != "" {
+		rel = r.LocationsRelativeTo + " (the sources are in different directories)"
+	}
+	fmt.Fprintf(w, "layercheck lint %s (catalogue: %s; locations relative to %s)\n",
+		strings.Join(sources, " "), r.Catalogue, rel)
 	info := 0
 	for _, f := range r.Findings {
 		if f.Severity == lint.SeverityInfo {
