@@ -41,7 +41,28 @@ func lintTree(t *testing.T, dir string, extra ...string) *Report {
 			t.Fatalf("extra vars %q: %v", extra, err)
 		}
 	}
-	return Run(Input{Inventory: inv, Extra: ev, Catalogue: catalogue(t)})
+	r := Run(Input{Inventory: inv, Extra: ev, Catalogue: catalogue(t)})
+	checkSeverities(t, r)
+	return r
+}
+
+// checkSeverities fails when a finding has a severity its rule does not
+// list in Rules (what `layercheck lint --rules` shows).
+func checkSeverities(t *testing.T, r *Report) {
+	t.Helper()
+	listed := map[string][]Severity{}
+	for _, ri := range Rules() {
+		listed[ri.ID] = ri.Severities
+	}
+	for _, f := range r.Findings {
+		ok := false
+		for _, s := range listed[f.Rule] {
+			ok = ok || s == f.Severity
+		}
+		if !ok {
+			t.Errorf("%s reported as %s, Rules lists %v", f.Rule, f.Severity, listed[f.Rule])
+		}
+	}
 }
 
 // find returns the findings of rule about variable.

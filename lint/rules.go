@@ -35,15 +35,38 @@ func registerRule(id string, sev Severity, summary string, check func(c *checkCt
 // RuleInfo describes a rule for documentation and `layercheck lint --rules`.
 type RuleInfo struct {
 	ID       string   `json:"id"`
-	Severity Severity `json:"severity"`
-	Summary  string   `json:"summary"`
+	Severity Severity `json:"severity"` // the usual severity
+	// Severities are all the severities the rule reports, most severe first
+	// (etcd-even is a warning with ignore_assert_errors, ...).
+	Severities []Severity `json:"severities"`
+	Summary    string     `json:"summary"`
+}
+
+// otherSeverity is the second severity of the rules that report two: the
+// kubespray asserts that ignore_assert_errors turns into warnings, calico_rr
+// without calico, a removed variable kubespray only warns about,
+// nodelocaldns_ip inside the service range, metrics-server verification that
+// cannot work.
+var otherSeverity = map[string]Severity{
+	"control-plane-empty": SeverityWarning,
+	"etcd-empty":          SeverityWarning,
+	"etcd-even":           SeverityWarning,
+	"calico-rr":           SeverityError,
+	"removed-variable":    SeverityWarning,
+	"nodelocaldns-ip":     SeverityWarning,
+	"metrics-server-tls":  SeverityError,
 }
 
 // Rules lists the registered rules sorted by id.
 func Rules() []RuleInfo {
 	out := make([]RuleInfo, 0, len(rules))
 	for _, r := range rules {
-		out = append(out, RuleInfo{r.id, r.severity, r.summary})
+		sevs := []Severity{r.severity}
+		if o, ok := otherSeverity[r.id]; ok {
+			sevs = append(sevs, o)
+			sort.Slice(sevs, func(i, j int) bool { return sevs[i].rank() < sevs[j].rank() })
+		}
+		out = append(out, RuleInfo{ID: r.id, Severity: r.severity, Severities: sevs, Summary: r.summary})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

@@ -60,7 +60,11 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 	if *listRules {
 		for _, r := range lint.Rules() {
-			fmt.Fprintf(s.Out, "%-24s %-8s %s\n", r.ID, r.Severity, r.Summary)
+			sevs := make([]string, len(r.Severities))
+			for i, v := range r.Severities {
+				sevs[i] = string(v)
+			}
+			fmt.Fprintf(s.Out, "%-24s %-13s %s\n", r.ID, strings.Join(sevs, "|"), r.Summary)
 		}
 		return nil
 	}
