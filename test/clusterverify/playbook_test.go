@@ -189,16 +189,27 @@ func TestVerifyPlaybookBrokenCluster(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup setup
+		after func(c *Cluster) // changes the running cluster before the play
 		want  []string
 	}{
 		{"taint", setup{mutate: func(w *clustertest.World) {
 			w.Node("node1").Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
-		}}, []string{"layer nodes: FAIL", "node1 is in kube_control_plane and kube_node but carries", "kubectl taint nodes node1 node-role.kubernetes.io/control-plane:NoSchedule-"}},
-		{"ipip", setup{ipip: "Always", vxlan: "Never"}, []string{"layer cni: FAIL", "ipipMode is Always, the inventory says Never", "FIX:"}},
-		{"metrics", setup{metricsDown: true}, []string{"layer addons: FAIL", "is not Available: FailedDiscoveryCheck"}},
+		}}, nil, []string{"layer nodes: FAIL", "node1 is in kube_control_plane and kube_node but carries", "kubectl taint nodes node1 node-role.kubernetes.io/control-plane:NoSchedule-"}},
+		{"ipip", setup{ipip: "Always", vxlan: "Never"}, nil, []string{"layer cni: FAIL", "ipipMode is Always, the inventory says Never", "FIX:"}},
+		{"metrics", setup{metricsDown: true}, nil, []string{"layer addons: FAIL", "is not Available: FailedDiscoveryCheck"}},
+		{"etcd-pod", setup{mutate: func(w *clustertest.World) {
+			w.Pods = append(w.Pods, clustertest.StaticPod("etcd", "node1"))
+		}}, nil, []string{"layer kube_system: FAIL", "etcd_deployment_type is host but kube-system has etcd pod(s): etcd-node1"}},
+		{"one-pod-answers", setup{}, func(c *Cluster) { c.Kubelets.Answer = func(i int) bool { return i == 0 } },
+			[]string{"layer probe: FAIL", "never by ["}},
+		{"apiserver-stopped", setup{}, func(c *Cluster) { c.S.Stop() },
+			[]string{"layer nodes: ERROR", "did not answer within 5s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, oneNode(), tc.setup)
+			if tc.after != nil {
+				tc.after(c)
+			}
 			out, err, _ := runVerifyPlaybook(t, c)
 			if err == nil {
 				t.Fatalf("ansible-playbook passed on a broken cluster:\n%s", out)
@@ -212,7 +223,9 @@ func TestVerifyPlaybookBrokenCluster(t *testing.T) {
 			if !strings.Contains(flat, "layercheck: the cluster failed layer(s)") {
 				t.Errorf("no final verdict:\n%s", out)
 			}
-			c.assertNoProbeNamespace(t)
+			if tc.name != "apiserver-stopped" { // nothing to list, nothing was created
+				c.assertNoProbeNamespace(t)
+			}
 		})
 	}
 }
