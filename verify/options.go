@@ -60,11 +60,17 @@ func (o *Options) InGroup(group string) bool {
 	return false
 }
 
+// NewOptions returns Options holding kubespray's boolean defaults, which a
+// Go zero value cannot express: enable_nodelocaldns is true in kubespray
+// v2.31.0 (roles/kubespray_defaults/defaults/main/main.yml). Decode the
+// given values over it; Defaults fills the rest.
+func NewOptions() Options { return Options{EnableNodelocaldns: true} }
+
 // Defaults fills unset options with kubespray v2.31.0's defaults
 // (roles/kubespray_defaults/defaults/main/main.yml; skydns_server is the
 // third address of kube_service_addresses as kubespray computes it with
 // ipaddr('net') | ipaddr(3)). Booleans cannot be told apart from false and
-// are left as given.
+// are left as given: start from NewOptions for kubespray's.
 func (o *Options) Defaults() {
 	def := func(p *string, v string) {
 		if *p == "" {

@@ -17,7 +17,7 @@ import (
 )
 
 func main() {
-	var req verify.Request
+	req := verify.Request{Options: verify.NewOptions()}
 	os.Exit(module.Run(context.Background(), os.Args, os.Stdout, &req, func(ctx context.Context, args *module.Args) (*module.Result, error) {
 		rep, err := verify.RunRequest(ctx, &req)
 		if err != nil {

@@ -22,7 +22,7 @@ func init() {
 func runNode(ctx context.Context, args []string, s Streams) error {
 	fs := flag.NewFlagSet("node", flag.ContinueOnError)
 	fs.SetOutput(s.ErrOut)
-	var req verify.Request
+	req := verify.Request{Options: verify.NewOptions()}
 	format := fs.String("format", "text", "output format: text or json")
 	fs.StringVar(&req.Root, "root", "/", "the node's filesystem root")
 	fs.StringVar(&req.Host, "host", "", "this node's inventory_hostname (default: the hostname)")

@@ -83,3 +83,43 @@ func TestNodeCommandUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// Without --vars the node is judged with kubespray's defaults, booleans
+// included: enable_nodelocaldns is true, so kubelet's clusterDNS must be
+// nodelocaldns_ip (as kubespray renders it), and only an explicit false
+// makes it the CoreDNS address.
+func TestNodeCommandKubesprayBooleanDefaults(t *testing.T) {
+	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The DNS servers are not running: map both tiers to a closed loopback
+	// port so the queries fail fast; only the kubelet check is looked at.
+	base := []string{"--root", tr.Root, "--host", "node1", "--now", "2026-12-01T00:00:00Z", "--group", "k8s_cluster",
+		"--layer", "dns", "--net-timeout", "1s", "--format", "json",
+		"--addr-map", "169.254.25.10:53=127.0.0.1:9", "--addr-map", "10.233.0.3:53=127.0.0.1:9"}
+	clusterDNS := func(args ...string) string {
+		out, _, _ := runNodeCLI(t, append(append([]string{}, base...), args...)...)
+		var rep struct {
+			Layers map[string]struct {
+				Results []struct{ Check, Status, Msg string } `json:"results"`
+			} `json:"layers"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("json: %v\n%s", err, out)
+		}
+		for _, r := range rep.Layers["dns"].Results {
+			if r.Check == "kubelet_cluster_dns" {
+				return r.Status + ": " + r.Msg
+			}
+		}
+		t.Fatalf("no kubelet_cluster_dns result:\n%s", out)
+		return ""
+	}
+	if got := clusterDNS(); !strings.HasPrefix(got, "ok") {
+		t.Errorf("defaults: kubelet clusterDNS judged %q, want ok (enable_nodelocaldns defaults to true)", got)
+	}
+	if got := clusterDNS("--vars", `{"enable_nodelocaldns": false}`); !strings.HasPrefix(got, "fail") {
+		t.Errorf("enable_nodelocaldns false: kubelet clusterDNS judged %q, want fail", got)
+	}
+}
