@@ -80,19 +80,27 @@ func (inv *Inventory) ListJSONExtra(extra *Map) ([]byte, error) {
 	if all := inv.groups["all"]; all != nil {
 		format(all)
 	}
-	var buf bytes.Buffer
-	// Groups first: every group name sorts before "_meta" only when it
-	// starts with a character below '_', so the whole root is written
-	// through writeJSON with _meta as a pre-rendered value.
+	// _meta.hostvars is most of the output: it is written straight into
+	// the result where a marker stands in the rendered root, so the
+	// megabytes of host variables are not copied from buffer to buffer.
 	meta := &Value{Kind: KindMap, Map: NewMap()}
 	root.Set("_meta", meta)
-	var hv bytes.Buffer
-	inv.writeHostvars(&hv, extra)
-	meta.Map.Set("hostvars", &Value{Kind: kindRawJSON, Str: hv.String()})
+	meta.Map.Set("hostvars", &Value{Kind: kindRawJSON, Str: hostvarsMarker})
 	meta.Map.Set("profile", &Value{Kind: KindString, Str: "inventory_legacy"})
-	writeJSON(&buf, &Value{Kind: KindMap, Map: root}, 0)
+	var head bytes.Buffer
+	writeJSON(&head, &Value{Kind: KindMap, Map: root}, 0)
+	before, after, _ := bytes.Cut(head.Bytes(), []byte(hostvarsMarker))
+	var buf bytes.Buffer
+	buf.Grow(len(before) + len(after) + 2000*len(inv.Hosts))
+	buf.Write(before)
+	inv.writeHostvars(&buf, extra)
+	buf.Write(after)
 	return buf.Bytes(), nil
 }
+
+// hostvarsMarker stands for _meta.hostvars in the rendered root; it cannot
+// occur in JSON text (a raw NUL).
+const hostvarsMarker = "\x00hostvars\x00"
 
 // kindRawJSON marks a Value whose Str is JSON already rendered at the
 // indentation it is written at; only ListJSON builds such values.
@@ -120,6 +128,7 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 	}
 	var sorted []string
 	wroteHost := false
+	start := b.Len()
 	b.WriteString("{")
 	hosts := inv.HostsUnder("all")
 	sort.SliceStable(hosts, func(i, j int) bool { return pyStrLess(hosts[i].Name, hosts[j].Name) })
@@ -154,7 +163,7 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 		b.WriteString("\n            }")
 	}
 	if !wroteHost {
-		b.Reset()
+		b.Truncate(start)
 		b.WriteString("{}")
 		return
 	}

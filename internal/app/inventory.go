@@ -65,6 +65,6 @@ func runInventory(_ context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 1, Msg: "inventory: " + err.Error()}
 	}
-	_, err = fmt.Fprintln(s.Out, string(out))
+	_, err = s.Out.Write(append(out, '\n'))
 	return err
 }
