@@ -212,7 +212,11 @@ func setOption(f reflect.Value, v *parser.Value) error {
 }
 
 func writeClusterText(w io.Writer, rep *cluster.Report) {
-	fmt.Fprintf(w, "layercheck cluster: %s (%s): %s\n", rep.Server, rep.ServerVersion, strings.ToUpper(string(rep.Status)))
+	if rep.ServerVersion != "" {
+		fmt.Fprintf(w, "layercheck cluster: %s (%s): %s\n", rep.Server, rep.ServerVersion, strings.ToUpper(string(rep.Status)))
+	} else {
+		fmt.Fprintf(w, "layercheck cluster: %s: %s\n", rep.Server, strings.ToUpper(string(rep.Status)))
+	}
 	for _, n := range rep.OrderedLayers() {
 		lr := rep.Layers[n]
 		fmt.Fprintf(w, "  %-12s %-7s %d checks, %d ms\n", n, lr.Status, len(lr.Results), lr.DurationMS)

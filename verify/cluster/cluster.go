@@ -11,6 +11,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -221,10 +222,16 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 	cancel()
 	if verr != nil {
 		msg := fmt.Sprintf("API server %s did not answer within %s: %v", env.Server, env.Timeout, verr)
+		remedy := "check that kube-apiserver runs on the control plane (crictl ps --name kube-apiserver; journalctl -u kubelet), that the kubeconfig's server address is reachable from here, and that its credentials are valid"
+		var certErr *tls.CertificateVerificationError
+		if errors.As(verr, &certErr) || strings.Contains(verr.Error(), "x509: ") {
+			// It answered: its certificate is what failed.
+			msg = fmt.Sprintf("API server %s answered, but its TLS certificate was not accepted: %v", env.Server, verr)
+			remedy = "use the kubeconfig's server address the API server certificate names (kubespray adds supplementary_addresses_in_ssl_keys to its SANs), or the kubeconfig kubespray wrote for this cluster (/etc/kubernetes/admin.conf on a control-plane host)"
+		}
 		for _, n := range sel.Names() {
 			rep.Layers[n] = &verify.LayerReport{Status: verify.StatusError, Results: []verify.Result{{
-				Layer: n, Check: "api_server", Status: verify.StatusError, Msg: msg,
-				Remediation: "check that kube-apiserver runs on the control plane (crictl ps --name kube-apiserver; journalctl -u kubelet), that the kubeconfig's server address is reachable from here, and that its credentials are valid",
+				Layer: n, Check: "api_server", Status: verify.StatusError, Msg: msg, Remediation: remedy,
 			}}}
 		}
 		summarize(rep)
