@@ -62,6 +62,7 @@ def _encrypted_file(path):
             _ENCRYPTED_FILES[path] = False
     return _ENCRYPTED_FILES[path]
 
+
 VAULT = {"__ansible_vault": ""}
 _SKIP = object()
 
