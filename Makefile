@@ -28,7 +28,10 @@ build: bin/layercheck modules
 bin/layercheck: FORCE
 	$(GO) build -o $@ ./cmd/layercheck
 
+# The binaries, and playbooks/collections/ansible_collections/layercheck/kubespray
+# (git-ignored links), where the checkout's playbooks find the collection.
 modules: $(MODULE_BINS)
+	./scripts/collection-links.sh
 
 plugins/modules/%: FORCE
 	@m=$$(echo $* | sed -E 's/_linux_(amd64|arm64)$$//'); a=$$(echo $* | sed -E 's/.*_//'); \

@@ -105,3 +105,20 @@ func FactCache(t testing.TB, dir string) map[string]map[string]any {
 	}
 	return out
 }
+
+// CheckoutCollections returns the checkout's playbooks/collections, the
+// folder beside playbooks/lint.yml and playbooks/verify.yml where
+// ansible-playbook finds the collection layercheck.kubespray (links to
+// meta, plugins, roles, galaxy.yml and the playbooks, laid out by
+// scripts/collection-links.sh, which `make modules` runs). Its absence
+// fails the test: no test skips over a missing build step.
+func CheckoutCollections(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(), "playbooks", "collections")
+	for _, f := range []string{"galaxy.yml", "meta/runtime.yml", "roles/lint", "plugins/action", "playbooks/verify.yml"} {
+		if _, err := os.Stat(filepath.Join(dir, "ansible_collections", "layercheck", "kubespray", f)); err != nil {
+			t.Fatalf("playbooks/collections does not hold the collection: run `make modules` (or `make test`, which runs it): %v", err)
+		}
+	}
+	return dir
+}

@@ -29,9 +29,12 @@ import (
 const runTimeout = 5 * time.Minute
 
 // requireBinaries fails unless the inventory_lint binaries for both
-// shipped architectures exist, and returns the one for this machine.
+// shipped architectures exist and playbooks/collections holds the
+// collection (both made by `make modules`), and returns the binary for this
+// machine.
 func requireBinaries(t *testing.T) string {
 	t.Helper()
+	testutil.CheckoutCollections(t)
 	var mine string
 	for _, arch := range []string{"amd64", "arm64"} {
 		p := filepath.Join(testutil.RepoRoot(), "plugins", "modules", "inventory_lint_linux_"+arch)

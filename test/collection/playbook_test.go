@@ -281,7 +281,7 @@ func TestInstalledCollection(t *testing.T) {
 }
 
 // copyTree copies regular files and directories from src to dst, leaving
-// out symlinks (playbooks/collections links the checkout into itself) and
+// out symlinks (playbooks/collections holds links into the checkout) and
 // Python caches. A missing src is no error.
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()

@@ -9,10 +9,10 @@ import (
 )
 
 // adhoc runs `ansible localhost -m layercheck.kubespray.inventory_lint`
-// with the checkout as the collection (playbooks/collections links it).
+// with the checkout as the collection (through playbooks/collections).
 func adhoc(t *testing.T, inv, args string, extra ...string) result {
 	t.Helper()
-	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(testutil.RepoRoot(), "playbooks", "collections"))
+	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+testutil.CheckoutCollections(t))
 	return run(t, t.TempDir(), e, "ansible", append([]string{"-i", inv, "localhost", "-c", "local",
 		"-m", "layercheck.kubespray.inventory_lint", "-a", args}, extra...)...)
 }
@@ -111,7 +111,7 @@ func TestResolvedValuesFromAnsible(t *testing.T) {
 		"group_vars/k8s_cluster.yml": "---\n# beside the playbook, unseen by the inventory reader\nhelm_enabled: \"true\"\n",
 		"play.yml":                   "- hosts: all\n  gather_facts: false\n  roles:\n    - layercheck.kubespray.lint\n",
 	})
-	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(testutil.RepoRoot(), "playbooks", "collections"))
+	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+testutil.CheckoutCollections(t))
 	r := run(t, play, e, "ansible-playbook", "-i", inv, "play.yml")
 	if r.code == 0 {
 		t.Fatalf("helm_enabled resolved to a str by Ansible passed the lint:\n%s", r.out)
@@ -136,9 +136,9 @@ func TestAsync(t *testing.T) {
 }
 
 // ansible-doc from the checkout: playbooks/collections holds
-// ansible_collections/layercheck/kubespray (a link to the checkout).
+// ansible_collections/layercheck/kubespray (links into the checkout).
 func TestDocFromCheckout(t *testing.T) {
-	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(testutil.RepoRoot(), "playbooks", "collections"))
+	e := env(t, "ANSIBLE_COLLECTIONS_PATH="+testutil.CheckoutCollections(t))
 	r := run(t, t.TempDir(), e, "ansible-doc", "layercheck.kubespray.inventory_lint")
 	if r.code != 0 {
 		t.Fatalf("ansible-doc (exit %d):\n%s", r.code, r.out)

@@ -263,6 +263,7 @@ func TestVerifyPlaybookBrokenVariants(t *testing.T) {
 func TestVerifyPlaybookAfterClusterYML(t *testing.T) {
 	t.Parallel()
 	checkoutModule(t)
+	testutil.CheckoutCollections(t)
 	n := newLiveNode(t, true)
 	cluster := filepath.Join(t.TempDir(), "cluster.yml")
 	must(t, os.WriteFile(cluster, []byte("- name: stand-in for kubespray's cluster.yml\n  hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug:\n        msg: cluster.yml ran\n"), 0o644))
