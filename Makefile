@@ -53,14 +53,15 @@ demo: bin/layercheck
 # Every test that needs only this checkout (builds, ansible-core venv, real
 # servers on loopback are set up by the tests themselves; kube-harness builds
 # the kube-apiserver test/clusterverify starts, once).
+# scripts/gotest-times.sh prints each package's time at the end.
 test: venv modules kube-harness
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	GO=$(GO) ./scripts/gotest-times.sh -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # Tests that read ../shared (kubespray data, real inventories, node fixtures
 # and oracles): corpus and oracle comparisons.
 test-shared: venv modules kube-harness
-	$(GO) test -count=1 -tags shared ./...
+	GO=$(GO) ./scripts/gotest-times.sh -count=1 -timeout $(TEST_TIMEOUT) -tags shared ./...
 
 # kube-apiserver for test/clusterverify, built from k8s.io/kubernetes by the
 # separate module test/kubeharness into .cache/kube/<version>/ (git-ignored);
@@ -90,8 +91,8 @@ collection: venv modules
 	@echo "collection: layercheck-kubespray-$(VERSION).tar.gz holds the binaries: $(MODULE_BINS)"
 
 fuzz:
-	$(GO) test ./parser -run '^$$' -fuzz FuzzINI -fuzztime 30s
-	$(GO) test ./parser -run '^$$' -fuzz FuzzYAML -fuzztime 30s
+	$(GO) test ./parser -run '^$$' -timeout $(FUZZ_TIMEOUT) -fuzz FuzzINI -fuzztime 30s
+	$(GO) test ./parser -run '^$$' -timeout $(FUZZ_TIMEOUT) -fuzz FuzzYAML -fuzztime 30s
 
 # Benchmarks print figures and ratios; none is asserted in the test suite.
 bench: venv build kube-harness
