@@ -1,7 +1,6 @@
 package kubespray
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -12,9 +11,9 @@ import (
 	"github.com/layercheck/layercheck/parser"
 )
 
-//go:generate go run ./internal/gen -data ../../shared/kubespray -out .
+//go:generate go run ./internal/gen -data ../../shared/kubespray -src ../../shared/kubespray-src -out .
 
-//go:embed catalogue_*.json
+//go:embed catalogue_*.json.gz
 var bundled embed.FS
 
 // DefaultVersion is the bundled catalogue used when an inventory is not
@@ -33,6 +32,13 @@ const DefaultVersion = "master"
 // tree) and Line, and Scope ("role-defaults", "role-vars",
 // "inventory-sample").
 type Def = scan.Def
+
+// Release is what the generator read from a release's tasks, playbooks
+// and checksums (scan.Release).
+type Release = scan.Release
+
+// Component is one pinned component of a Release (scan.Component).
+type Component = scan.Component
 
 // Var is one variable kubespray defines.
 //
@@ -97,6 +103,9 @@ type Catalogue struct {
 	// Facts are the task-level facts (asserts, removed variables, known
 	// booleans, dynamic groups) of the version, and where they were read.
 	Facts *Facts `json:"-"`
+	// Release holds the release's pinned component versions, ansible-core
+	// range and asserts as generated (nil for a checkout without tasks).
+	Release *Release `json:"-"`
 	// Skipped names kubespray files not read, with why.
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -140,7 +149,7 @@ func Versions() []string {
 	for _, e := range ents {
 		n := e.Name()
 		if v, ok := strings.CutPrefix(n, "catalogue_"); ok {
-			out = append(out, strings.TrimSuffix(v, ".json"))
+			out = append(out, strings.TrimSuffix(v, ".json.gz"))
 		}
 	}
 	sort.Strings(out)
@@ -157,10 +166,8 @@ func Bundled(version string) (*Catalogue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no bundled kubespray catalogue for %q (have %s)", version, strings.Join(Versions(), ", "))
 	}
-	var f scan.File
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&f); err != nil {
+	f, err := scan.Decode(b)
+	if err != nil {
 		return nil, fmt.Errorf("bundled kubespray catalogue %s: %w", version, err)
 	}
 	for _, defs := range f.Vars {
@@ -168,8 +175,12 @@ func Bundled(version string) (*Catalogue, error) {
 			defs[i].Default = fromJSON(defs[i].Default, defs[i].Type)
 		}
 	}
-	c := build(fmt.Sprintf("bundled kubespray %s %.7s", f.Kubespray, f.Commit), f.Vars, factsFor(version))
-	c.Version, c.Commit, c.Skipped = f.Kubespray, f.Commit, f.Skipped
+	fc := factsFor(version)
+	if _, ok := facts[version]; !ok {
+		fc = releaseFacts(f.Kubespray, f.Commit, f.Release)
+	}
+	c := build(fmt.Sprintf("bundled kubespray %s %.7s", f.Kubespray, f.Commit), f.Vars, fc)
+	c.Version, c.Commit, c.Skipped, c.Release = f.Kubespray, f.Commit, f.Skipped, f.Release
 	return c, nil
 }
 
