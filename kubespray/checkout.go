@@ -67,8 +67,15 @@ func Checkout(dir string) (*Catalogue, error) {
 		return nil, fmt.Errorf("kubespray checkout at %s: %w", dir, err)
 	}
 	mergeCheckoutAsserts(f, a, dir)
+	rel, err := scan.ReadRelease(dir, dir, t.Defs)
+	if err != nil {
+		return nil, fmt.Errorf("kubespray checkout at %s: %w", dir, err)
+	}
+	if rel.AnsibleMin != "" {
+		f.AnsibleMin, f.AnsibleMax, f.AnsibleSource = rel.AnsibleMin, rel.AnsibleMax, rel.AnsibleSource
+	}
 	c := build("kubespray checkout at "+dir, t.Defs, f)
-	c.Root, c.Skipped = dir, t.Skipped
+	c.Root, c.Skipped, c.Release = dir, t.Skipped, rel
 	return c, nil
 }
 

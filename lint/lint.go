@@ -32,6 +32,7 @@
 //	local-path-provisioner warning  volumes on one node's disk
 //	certificates-duration  warning  changes only the etcd/calico script certificates, never kubeadm's
 //	inventory-unparsed     error    a file inside an inventory directory no plugin can parse (Ansible only warns)
+//	version                error    kube_version/etcd/containerd/calico version the release has no checksums for, below its minimum, or v-prefix mismatch
 //	ansible-type-mismatch  info     Ansible's resolved type differs from ours (module only)
 package lint
 

@@ -46,7 +46,9 @@ type Component struct {
 	// file (newest first), for amd64; Source is the checksums variable's
 	// "file:line".
 	Versions []string `json:"versions,omitempty"`
-	Source   string   `json:"source,omitempty"`
+	// Checksums is the checksums variable (kubelet_checksums, ...).
+	Checksums string `json:"checksums,omitempty"`
+	Source    string `json:"source,omitempty"`
 	// MinRequired is kube_version_min_required when kubespray writes it
 	// as a literal; for a template ("{{ ...[-1].key }}") the last of Versions.
 	MinRequired string `json:"min_required,omitempty"`
@@ -147,7 +149,7 @@ func readComponent(dataDir string, defs map[string][]Def, cs string) (*Component
 	if amd64 == nil || amd64.Kind != parser.KindMap {
 		return nil, nil
 	}
-	return &Component{Versions: append([]string(nil), amd64.Map.Keys...), Source: fmt.Sprintf("%s:%d", d.File, d.Line)}, nil
+	return &Component{Versions: append([]string(nil), amd64.Map.Keys...), Checksums: cs, Source: fmt.Sprintf("%s:%d", d.File, d.Line)}, nil
 }
 
 // readExprs indexes every assert that: item of roles/*/tasks/**.yml.
