@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray/internal/scan"
@@ -156,12 +157,51 @@ func Versions() []string {
 	return out
 }
 
-// Bundled returns the catalogue of a bundled kubespray version (see
-// Versions); "" means DefaultVersion. Each call returns a fresh copy.
-func Bundled(version string) (*Catalogue, error) {
+// Resolve maps what a user may write for a bundled version to its name:
+// "" is DefaultVersion; "v2.31" or "2.31" is the newest bundled v2.31.x;
+// "2.31.0" is "v2.31.0". Anything else is returned as given.
+func Resolve(version string) string {
 	if version == "" {
-		version = DefaultVersion
+		return DefaultVersion
 	}
+	v := version
+	if v != DefaultVersion && !strings.HasPrefix(v, "v") {
+		v = "v" + v
+	}
+	newest := ""
+	for _, b := range Versions() {
+		if b == v {
+			return b
+		}
+		if strings.HasPrefix(b, v+".") && strings.Count(v, ".") == 1 && (newest == "" || versionNewer(b, newest)) {
+			newest = b
+		}
+	}
+	if newest != "" {
+		return newest
+	}
+	return version
+}
+
+// versionNewer compares "vX.Y.Z" release names numerically.
+func versionNewer(a, b string) bool {
+	pa := strings.Split(strings.TrimPrefix(a, "v"), ".")
+	pb := strings.Split(strings.TrimPrefix(b, "v"), ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			return x > y
+		}
+	}
+	return len(pa) > len(pb)
+}
+
+// Bundled returns the catalogue of a bundled kubespray version (see
+// Versions and Resolve: "v2.31" is the newest bundled v2.31.x); ""
+// means DefaultVersion. Each call returns a fresh copy.
+func Bundled(version string) (*Catalogue, error) {
+	version = Resolve(version)
 	b, err := bundled.ReadFile(scan.FileName(version))
 	if err != nil {
 		return nil, fmt.Errorf("no bundled kubespray catalogue for %q (have %s)", version, strings.Join(Versions(), ", "))

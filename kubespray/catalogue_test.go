@@ -452,3 +452,16 @@ var (
 	withWeave = []string{"calico", "flannel", "weave", "cloud", "cilium", "cni", "kube-ovn", "kube-router", "macvlan", "custom_cni"}
 	current   = []string{"calico", "flannel", "cloud", "cilium", "cni", "kube-ovn", "kube-router", "macvlan", "custom_cni", "none"}
 )
+
+func TestResolve(t *testing.T) {
+	for in, want := range map[string]string{"": "master", "master": "master", "v2.31": "v2.31.0", "2.31": "v2.31.0",
+		"2.29.1": "v2.29.1", "v2.24": "v2.24.3", "v2.31.0": "v2.31.0", "v1.0": "v1.0", "v2.3": "v2.3"} {
+		if got := Resolve(in); got != want {
+			t.Errorf("Resolve(%q) = %q, want %q", in, got, want)
+		}
+	}
+	c, err := Bundled("v2.29")
+	if err != nil || c.Version != "v2.29.1" {
+		t.Fatalf("Bundled(v2.29) = %v, %v", c, err)
+	}
+}
