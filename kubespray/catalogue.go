@@ -4,6 +4,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -297,16 +298,38 @@ func build(name string, defs map[string][]Def, f *Facts) *Catalogue {
 			v.Choices, v.ChoicesSource = a.Choices, a.Source
 		}
 	}
-	// A variable this kubespray still defines is not removed in it.
+	// A variable this kubespray still defines is not removed in it; one its
+	// defaults still template in is deprecated but read.
 	kept := f.Removed[:0]
 	for _, r := range f.Removed {
 		if c.Vars[r.Name] == nil {
+			r.ReadBy = readBy(c, r.Name)
 			kept = append(kept, r)
 			c.Removed[r.Name] = r.Instead
 		}
 	}
 	f.Removed = kept
 	return c
+}
+
+// readBy names the first variable (by name) whose templated default
+// mentions name as a whole word, with its file:line; "" when none does.
+func readBy(c *Catalogue, name string) string {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+	var hits []string
+	for n, v := range c.Vars {
+		for _, d := range v.Defs {
+			if s, ok := d.Default.(string); ok && strings.Contains(s, "{{") && re.MatchString(s) {
+				hits = append(hits, fmt.Sprintf("%s (%s:%d)", n, d.File, d.Line))
+				break
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return ""
+	}
+	sort.Strings(hits)
+	return hits[0]
 }
 
 // ApplyDynamicGroups adds the groups kubespray's playbooks create at run

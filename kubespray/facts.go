@@ -67,6 +67,11 @@ type Removed struct {
 	// Msg is kubespray's own message, if any.
 	Msg    string `json:"msg,omitempty"`
 	Source string `json:"source"`
+	// ReadBy, when kubespray's own defaults still template the variable in
+	// (ipv6_stack: "{{ enable_dual_stack_networks | default(false) }}"),
+	// names the first such default: "ipv6_stack (file:line)". Such a
+	// variable is deprecated, not without effect.
+	ReadBy string `json:"read_by,omitempty"`
 }
 
 // GroupMapping is one entry of kubespray's dynamic_groups role: a host in
