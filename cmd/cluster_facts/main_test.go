@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/module"
 	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The module against a real API server is tested in test/clusterverify;
@@ -36,23 +37,22 @@ func TestModuleBadOptionsAndSilentAPIServer(t *testing.T) {
 	}
 
 	res, code := testutil.RunModule(t, bin, nil, with(map[string]any{"kubeconfig": "/nonexistent/admin.conf"}))
-	if code == 0 || res["failed"] != true || !strings.Contains(res["msg"].(string), "option kubeconfig") {
-		t.Errorf("missing kubeconfig: %d %v", code, res)
-	}
+	assert.NotEqual(t, 0, code, "missing kubeconfig: %v", res)
+	assert.Equal(t, true, res["failed"], "missing kubeconfig")
+	assert.Contains(t, res["msg"], "option kubeconfig")
+
 	res, code = testutil.RunModule(t, bin, nil, with(map[string]any{"kubeconfg": "x"}))
-	if code == 0 || !strings.Contains(res["msg"].(string), "Unsupported parameters") || !strings.Contains(res["msg"].(string), "kubeconfg") {
-		t.Errorf("misspelt option: %d %v", code, res)
-	}
+	assert.NotEqual(t, 0, code, "misspelt option: %v", res)
+	assert.Contains(t, res["msg"], "Unsupported parameters")
+	assert.Contains(t, res["msg"], "kubeconfg")
+
 	res, code = testutil.RunModule(t, bin, nil, with(map[string]any{"calico_vxlan_mode": "always"}))
-	if code == 0 || !strings.Contains(res["msg"].(string), `option calico_vxlan_mode: "always" is not one of Always, Never, CrossSubnet`) {
-		t.Errorf("bad calico_vxlan_mode: %d %v", code, res)
-	}
+	assert.NotEqual(t, 0, code, "bad calico_vxlan_mode: %v", res)
+	assert.Contains(t, res["msg"], `option calico_vxlan_mode: "always" is not one of Always, Never, CrossSubnet`)
 
 	// A TCP server on loopback that accepts and never answers.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
 	go func() {
 		var held []net.Conn
@@ -68,33 +68,27 @@ func TestModuleBadOptionsAndSilentAPIServer(t *testing.T) {
 		}
 	}()
 	kc := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://"+l.Addr().String()+"\", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: not-a-real-token}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://"+l.Addr().String()+"\", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: not-a-real-token}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"), 0o600))
 	start := time.Now()
 	res, code = testutil.RunModule(t, bin, []string{"K8S_AUTH_KUBECONFIG=" + kc}, with(map[string]any{"timeout": 2, "_ansible_check_mode": true}))
 	if d := time.Since(start); d > 8*time.Second {
 		t.Errorf("silent API server with timeout 2s took %s", d)
 	}
-	if code != 0 || res["failed"] == true {
-		t.Fatalf("an unreachable API server is a report, not a failed task: %d %v", code, res)
-	}
-	b, _ := json.Marshal(res)
-	if !strings.Contains(string(b), "did not answer within 2s") || !strings.Contains(string(b), `"status":"error"`) {
-		t.Errorf("no clear error naming the server: %s", b)
-	}
-	if strings.Contains(string(b), "not-a-real-token") {
-		t.Errorf("token in module output")
-	}
+	require.Equal(t, 0, code, "an unreachable API server is a report, not a failed task: %v", res)
+	require.NotEqual(t, true, res["failed"], "an unreachable API server is a report, not a failed task: %v", res)
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "did not answer within 2s", "no clear error naming the server")
+	assert.Contains(t, string(b), `"status":"error"`)
+	assert.NotContains(t, string(b), "not-a-real-token", "token in module output")
 }
 
 func TestDocumentationMatchesOptions(t *testing.T) {
 	name, options, documented := testutil.ModuleDoc(t, "cluster_facts")
 	fields := module.OptionNames(reflect.TypeOf(cluster.Request{}))
 	sort.Strings(fields)
-	if name != "cluster_facts" || !reflect.DeepEqual(documented, fields) {
-		t.Errorf("documented options %v\nmodule options %v", documented, fields)
-	}
+	assert.Equal(t, "cluster_facts", name)
+	assert.Equal(t, fields, documented, "documented options (plugins/modules/cluster_facts.yml) against the module's")
 	// Documented string and number defaults are the ones Defaults applies.
 	var o cluster.Options
 	o.KubeNode = []string{"a"}
