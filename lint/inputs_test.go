@@ -61,3 +61,17 @@ func TestInputChecks(t *testing.T) {
 		none(t, r, id, "")
 	}
 }
+
+// ipip and vxlan both Always break kubespray's two twin asserts of one
+// task: one finding, naming both settings.
+func TestOneFindingPerMistake(t *testing.T) {
+	r := lintTree(t, writeTree(t, map[string]string{
+		"hosts.ini":              testutil.ThreeNodeINI,
+		"group_vars/all/all.yml": "calico_ipip_mode: Always\ncalico_vxlan_mode: Always\n",
+	}))
+	fs := find(r, "kubespray-assert", "")
+	if assert.Len(t, fs, 1, dump(r)) {
+		assert.Contains(t, fs[0].Message, "calico_vxlan_mode in ['Never'] (calico-ipip-excludes-vxlan); and calico_ipip_mode in ['Never'] (calico-vxlan-excludes-ipip)")
+		assert.Contains(t, fs[0].Why, "calico_ipip_mode = \"Always\", set at calico_ipip_mode (group_vars/all/all.yml:1:19)")
+	}
+}
