@@ -37,5 +37,7 @@ awk -F'\t' '
 # gzipped): the CLI and the lint module, as built by make build.
 echo
 for b in bin/layercheck plugins/modules/inventory_lint_linux_amd64 plugins/modules/inventory_lint_linux_arm64; do
-  [ -f "$b" ] && printf "%-46s %6.1f MiB\n" "$b" "$(awk -v s="$(stat -c %s "$b")" 'BEGIN { print s / 1048576 }')"
+  if [ -f "$b" ]; then
+    printf "%-46s %6.1f MiB\n" "$b" "$(awk -v s="$(stat -c %s "$b")" 'BEGIN { print s / 1048576 }')"
+  fi
 done
