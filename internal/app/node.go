@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 func init() {
@@ -22,13 +22,13 @@ func init() {
 func runNode(ctx context.Context, args []string, s Streams) error {
 	fs := flag.NewFlagSet("node", flag.ContinueOnError)
 	fs.SetOutput(s.ErrOut)
-	req := verify.Request{Options: verify.NewOptions()}
+	req := node.Request{Options: node.NewOptions()}
 	format := fs.String("format", "text", "output format: text or json")
 	fs.StringVar(&req.Root, "root", "/", "the node's filesystem root")
 	fs.StringVar(&req.Host, "host", "", "this node's inventory_hostname (default: the hostname)")
 	fs.StringVar(&req.Now, "now", "", "judge certificates at this RFC 3339 time (default: now)")
 	var layers, skip, groups, etcdMembers, addrMap multiFlag
-	fs.Var(&layers, "layer", "run only this layer (repeatable; default all: "+strings.Join(verify.LayerNames(), ", ")+")")
+	fs.Var(&layers, "layer", "run only this layer (repeatable; default all: "+strings.Join(node.LayerNames(), ", ")+")")
 	fs.Var(&skip, "skip", "skip this layer (repeatable)")
 	fs.Var(&groups, "group", "a group this host is in, e.g. etcd, kube_control_plane, kube_node (repeatable)")
 	fs.Var(&etcdMembers, "etcd-member", "inventory hostname of an etcd member, in inventory order (repeatable)")
@@ -73,7 +73,7 @@ func runNode(ctx context.Context, args []string, s Streams) error {
 	}
 	req.Layers, req.Skip = layers, skip
 	req.LayerTimeout, req.NetTimeout = timeout.Seconds(), netTimeout.Seconds()
-	rep, err := verify.RunRequest(ctx, &req)
+	rep, err := node.RunRequest(ctx, &req)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}

@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // Request is what the node_facts module and `layercheck node` take: the
@@ -64,11 +66,11 @@ func (r *Request) Env() (*Env, error) {
 	if o.CertFailDays < 0 || o.CertWarnDays < o.CertFailDays {
 		return nil, fmt.Errorf("options cert_warn_days (%d) and cert_fail_days (%d): need 0 <= fail <= warn", o.CertWarnDays, o.CertFailDays)
 	}
-	lt, err := Seconds("layer_timeout", r.LayerTimeout, 30)
+	lt, err := verify.Seconds("layer_timeout", r.LayerTimeout, 30)
 	if err != nil {
 		return nil, err
 	}
-	nt, err := Seconds("net_timeout", r.NetTimeout, 5)
+	nt, err := verify.Seconds("net_timeout", r.NetTimeout, 5)
 	if err != nil {
 		return nil, err
 	}
@@ -79,18 +81,18 @@ func (r *Request) Env() (*Env, error) {
 			}
 		}
 	}
-	env := &Env{Root: root, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o, AddrMap: r.AddrMap}
+	env := &Env{FS: verify.FS{Root: root}, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o, AddrMap: r.AddrMap}
 	useSystemd := root == "/"
 	if r.Systemd != nil {
 		useSystemd = *r.Systemd
 	}
 	if useSystemd {
-		env.Systemd = NewSystemctl()
+		env.Systemd = verify.NewSystemctl()
 	}
 	// Programs under a fixture root are not for this machine: only a check
 	// of the real root may run them.
 	if root == "/" {
-		env.Cmder = LocalCmder{}
+		env.Cmder = verify.LocalCmder{}
 	}
 	return env, nil
 }
@@ -109,7 +111,7 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 var LayerOrder = []string{"certificates", "install", "kubelet", "etcd", "dns", "cni", "addons"}
 
 // OrderedLayers lists a report's layers in LayerOrder, then any others by name.
-func (rep *Report) OrderedLayers() []string { return OrderLayers(rep.Layers, LayerOrder) }
+func (rep *Report) OrderedLayers() []string { return verify.OrderLayers(rep.Layers, LayerOrder) }
 
 // WriteText prints a report for an operator: one line per layer, then each
 // result that is not ok with its remedy.
@@ -125,7 +127,7 @@ func (rep *Report) WriteText(w io.Writer) {
 	}
 	for _, n := range rep.OrderedLayers() {
 		for _, r := range rep.Layers[n].Results {
-			if r.Status == StatusOK || r.Status == StatusSkipped {
+			if r.Status == verify.StatusOK || r.Status == verify.StatusSkipped {
 				continue
 			}
 			fmt.Fprintf(w, "\n[%s] %s %s: %s\n", strings.ToUpper(string(r.Status)), n, r.Check, r.Msg)
