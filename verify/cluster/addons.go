@@ -116,7 +116,7 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 		have[it.Metadata.Name] = true
 	}
 	var missing []string
-	for _, h := range env.Options.K8sCluster() {
+	for _, h := range env.inv.k8sCluster {
 		if !have[h] {
 			missing = append(missing, h)
 		}

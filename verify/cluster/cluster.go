@@ -104,6 +104,8 @@ type Env struct {
 	// with Timeout).
 	HTTP *http.Client
 
+	// inv is Options' groups indexed once by Run.
+	inv  *inventory
 	snap Snapshot
 }
 
@@ -215,6 +217,7 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 		env.LayerTimeout = 60 * time.Second
 	}
 	env.snap.env = env
+	env.inv = newInventory(&env.Options)
 	rep := &Report{Server: env.Server, Layers: map[string]*verify.LayerReport{}}
 
 	vctx, cancel := context.WithTimeout(ctx, env.Timeout)
@@ -304,13 +307,4 @@ func errAPI(env *Env, what string, err error) error {
 		return fmt.Errorf("%s at %s: no answer within the time limit: %w", what, env.Server, err)
 	}
 	return fmt.Errorf("%s at %s: %w", what, env.Server, err)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

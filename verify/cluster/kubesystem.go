@@ -142,15 +142,13 @@ func checkDeployment(check, ns, name string, deps []appsv1.Deployment) (verify.R
 		Msg: fmt.Sprintf("Deployment %s/%s: %d/%d replicas ready", ns, name, d.Status.ReadyReplicas, want)}, d
 }
 
-// presentNodes is the inventory's k8s_cluster hosts that are Nodes.
-func presentNodes(o *Options, nodes []corev1.Node) []string {
+// presentNodes is the inventory's k8s_cluster hosts that are Nodes, in
+// k8s_cluster order.
+func presentNodes(inv *inventory, byName map[string]*corev1.Node) []string {
 	var out []string
-	for _, h := range o.K8sCluster() {
-		for _, n := range nodes {
-			if n.Name == h {
-				out = append(out, h)
-				break
-			}
+	for _, h := range inv.k8sCluster {
+		if byName[h] != nil {
+			out = append(out, h)
 		}
 	}
 	return out
@@ -191,7 +189,11 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	if err != nil {
 		return nil, nil, err
 	}
-	present := presentNodes(o, nodes)
+	byName, err := env.snap.NodeByName(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	present := presentNodes(env.inv, byName)
 	facts := &KubeSystemFacts{}
 	var res []verify.Result
 

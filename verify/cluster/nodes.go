@@ -59,12 +59,12 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	if err != nil {
 		return nil, nil, err
 	}
-	o := &env.Options
-	byName := map[string]*corev1.Node{}
-	for i := range nodes {
-		byName[nodes[i].Name] = &nodes[i]
+	byName, err := env.snap.NodeByName(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	facts := &NodeFacts{Expected: o.K8sCluster()}
+	o, inv := &env.Options, env.inv
+	facts := &NodeFacts{Expected: inv.k8sCluster}
 	for _, n := range nodes {
 		facts.Found = append(facts.Found, n.Name)
 	}
@@ -74,7 +74,7 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 
 	var missing, notReady, wrongVersion []string
 	var details []string
-	for _, h := range o.K8sCluster() {
+	for _, h := range inv.k8sCluster {
 		n := byName[h]
 		if n == nil {
 			missing = append(missing, h)
@@ -93,18 +93,18 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	if len(missing) > 0 {
 		add(verify.Result{Check: "registered", Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("%d inventory host(s) in k8s_cluster have no Node: %s", len(missing), strings.Join(missing, ", ")),
-			Expected: o.K8sCluster(), Actual: facts.Found,
+			Expected: inv.k8sCluster, Actual: facts.Found,
 			Remediation: "run cluster.yml (or scale.yml) for these hosts with --limit; on the host, journalctl -u kubelet shows why it did not register; kubespray names Nodes after inventory_hostname unless kube_override_hostname is set"})
 	} else {
 		add(verify.Result{Check: "registered", Status: verify.StatusOK,
-			Msg: fmt.Sprintf("every k8s_cluster host (%d) is a Node", len(o.K8sCluster()))})
+			Msg: fmt.Sprintf("every k8s_cluster host (%d) is a Node", len(inv.k8sCluster))})
 	}
 	if len(notReady) > 0 {
 		add(verify.Result{Check: "ready", Status: verify.StatusFail,
 			Msg:         fmt.Sprintf("%d node(s) not Ready: %s", len(notReady), strings.Join(details, "; ")),
 			Evidence:    details,
 			Remediation: "on each node: systemctl status kubelet, journalctl -u kubelet; a NetworkPluginNotReady reason means the CNI (calico-node) is not running there"})
-	} else if len(missing) < len(o.K8sCluster()) {
+	} else if len(missing) < len(inv.k8sCluster) {
 		add(verify.Result{Check: "ready", Status: verify.StatusOK, Msg: "every registered inventory node is Ready"})
 	}
 	if len(wrongVersion) > 0 {
@@ -112,7 +112,7 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 			Msg:      fmt.Sprintf("kubelet version differs from kube_version %s: %s", o.KubeVersion, strings.Join(wrongVersion, "; ")),
 			Expected: o.KubeVersion, Actual: wrongVersion,
 			Remediation: "run upgrade-cluster.yml with the intended kube_version, or set kube_version to what the cluster runs"})
-	} else if len(missing) < len(o.K8sCluster()) {
+	} else if len(missing) < len(inv.k8sCluster) {
 		add(verify.Result{Check: "kubelet_version", Status: verify.StatusOK, Msg: "every kubelet runs kube_version " + o.KubeVersion})
 	}
 
@@ -124,16 +124,16 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 			continue
 		}
 		has := hasTaint(n, taintControlPlane, corev1.TaintEffectNoSchedule)
-		if contains(o.KubeNode, h) && has {
+		if inv.kubeNode[h] && has {
 			taintBad = append(taintBad, fmt.Sprintf("%s is in kube_control_plane and kube_node but carries %s:NoSchedule (workloads will not be scheduled there); fix: kubectl taint nodes %s %s:NoSchedule-", h, taintControlPlane, h, taintControlPlane))
 		}
-		if !contains(o.KubeNode, h) && !has {
+		if !inv.kubeNode[h] && !has {
 			taintBad = append(taintBad, fmt.Sprintf("%s is only in kube_control_plane but lacks %s:NoSchedule (workloads may land on it); fix: kubectl taint nodes %s %s=:NoSchedule, or add it to kube_node", h, taintControlPlane, h, taintControlPlane))
 		}
 	}
 	for _, h := range o.CalicoRR {
 		n := byName[h]
-		if n == nil || contains(o.KubeNode, h) || contains(o.KubeControlPlane, h) {
+		if n == nil || inv.kubeNode[h] || inv.controlPlane[h] {
 			continue
 		}
 		if !hasTaint(n, taintCalicoRR, corev1.TaintEffectNoSchedule) {
@@ -145,12 +145,12 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 			Msg:         strings.Join(taintBad, "; "),
 			Evidence:    taintBad,
 			Remediation: "the inventory groups are the scheduling policy: rerun cluster.yml --tags control-plane for the listed hosts, or apply the kubectl taint command given for each"})
-	} else if len(missing) < len(o.K8sCluster()) {
+	} else if len(missing) < len(inv.k8sCluster) {
 		add(verify.Result{Check: "taints", Status: verify.StatusOK, Msg: "control-plane and calico-rr taints match the inventory groups"})
 	}
 
 	for _, n := range nodes {
-		if !contains(o.K8sCluster(), n.Name) {
+		if !inv.inK8sCluster[n.Name] {
 			facts.Extra = append(facts.Extra, n.Name)
 		}
 	}

@@ -132,17 +132,46 @@ func (o *Options) Validate() error {
 
 // K8sCluster is kubespray's k8s_cluster group (roles/dynamic_groups):
 // kube_control_plane, kube_node and calico_rr hosts, in that order,
-// without repeats.
+// without repeats. It is linear in the number of hosts.
 func (o *Options) K8sCluster() []string {
+	seen := make(map[string]bool, len(o.KubeControlPlane)+len(o.KubeNode)+len(o.CalicoRR))
 	var out []string
 	for _, g := range [][]string{o.KubeControlPlane, o.KubeNode, o.CalicoRR} {
 		for _, h := range g {
-			if !slices.Contains(out, h) {
+			if !seen[h] {
+				seen[h] = true
 				out = append(out, h)
 			}
 		}
 	}
 	return out
+}
+
+// hostSet is a set of inventory hostnames.
+type hostSet map[string]bool
+
+func newHostSet(hosts []string) hostSet {
+	s := make(hostSet, len(hosts))
+	for _, h := range hosts {
+		s[h] = true
+	}
+	return s
+}
+
+// inventory is the inventory's groups indexed once per run, so that the
+// layers look hosts up in maps instead of scanning lists: the cost of a run
+// stays linear in the number of hosts (clusters of 5,000 nodes exist).
+type inventory struct {
+	// k8sCluster is Options.K8sCluster(), in its order.
+	k8sCluster []string
+	// inK8sCluster, kubeNode, controlPlane and calicoRR are the groups as sets.
+	inK8sCluster, kubeNode, controlPlane, calicoRR hostSet
+}
+
+func newInventory(o *Options) *inventory {
+	k := o.K8sCluster()
+	return &inventory{k8sCluster: k, inK8sCluster: newHostSet(k), kubeNode: newHostSet(o.KubeNode),
+		controlPlane: newHostSet(o.KubeControlPlane), calicoRR: newHostSet(o.CalicoRR)}
 }
 
 // Probe configures the workload probe and the local-path PVC probe.
