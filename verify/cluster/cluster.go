@@ -11,8 +11,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -224,14 +222,7 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 	ver, verr := serverVersion(vctx, env)
 	cancel()
 	if verr != nil {
-		msg := fmt.Sprintf("API server %s did not answer within %s: %v", env.Server, env.Timeout, verr)
-		remedy := "check that kube-apiserver runs on the control plane (crictl ps --name kube-apiserver; journalctl -u kubelet), that the kubeconfig's server address is reachable from here, and that its credentials are valid"
-		var certErr *tls.CertificateVerificationError
-		if errors.As(verr, &certErr) || strings.Contains(verr.Error(), "x509: ") {
-			// It answered: its certificate is what failed.
-			msg = fmt.Sprintf("API server %s answered, but its TLS certificate was not accepted: %v", env.Server, verr)
-			remedy = "use the kubeconfig's server address the API server certificate names (kubespray adds supplementary_addresses_in_ssl_keys to its SANs), or the kubeconfig kubespray wrote for this cluster (/etc/kubernetes/admin.conf on a control-plane host)"
-		}
+		msg, remedy := serverFailure(env, verr)
 		for _, n := range sel.Names() {
 			rep.Layers[n] = &verify.LayerReport{Status: verify.StatusError, Results: []verify.Result{{
 				Layer: n, Check: "api_server", Status: verify.StatusError, Msg: msg, Remediation: remedy,
@@ -299,12 +290,4 @@ func (rep *Report) Failures() []string {
 		}
 	}
 	return out
-}
-
-// errAPI wraps an API error with the call that failed and the server.
-func errAPI(env *Env, what string, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s at %s: no answer within the time limit: %w", what, env.Server, err)
-	}
-	return fmt.Errorf("%s at %s: %w", what, env.Server, err)
 }
