@@ -101,7 +101,7 @@ func checkDaemonSet(check, name string, dss []appsv1.DaemonSet, pods []corev1.Po
 		return verify.Result{Check: check, Status: verify.StatusFail,
 			Msg: fmt.Sprintf("DaemonSet kube-system/%s: %d/%d ready; no Ready pod on %s", name, st.NumberReady, st.DesiredNumberScheduled,
 				orNone(missing)),
-			Expected: nodes, Evidence: bad,
+			Expected: nodes, Actual: missing, Evidence: bad,
 			Remediation: fmt.Sprintf("kubectl -n kube-system describe ds %s; kubectl -n kube-system logs ds/%s on the listed nodes; a node taint not tolerated or an image pull failure is the usual cause", name, name)}
 	}
 	return verify.Result{Check: check, Status: verify.StatusOK,
@@ -112,7 +112,7 @@ func orNone(s []string) string {
 	if len(s) == 0 {
 		return "(none missing; status counts lag)"
 	}
-	return strings.Join(s, ", ")
+	return verify.Abridge(s)
 }
 
 // checkDeployment wants Deployment ns/name with every replica ready.

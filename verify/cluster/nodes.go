@@ -92,8 +92,8 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	}
 	if len(missing) > 0 {
 		add(verify.Result{Check: "registered", Status: verify.StatusFail,
-			Msg:      fmt.Sprintf("%d inventory host(s) in k8s_cluster have no Node: %s", len(missing), strings.Join(missing, ", ")),
-			Expected: inv.k8sCluster, Actual: facts.Found,
+			Msg:      fmt.Sprintf("%d inventory host(s) in k8s_cluster have no Node: %s", len(missing), verify.Abridge(missing)),
+			Expected: inv.k8sCluster, Actual: facts.Found, Evidence: missing,
 			Remediation: "run cluster.yml (or scale.yml) for these hosts with --limit; on the host, journalctl -u kubelet shows why it did not register; kubespray names Nodes after inventory_hostname unless kube_override_hostname is set"})
 	} else {
 		add(verify.Result{Check: "registered", Status: verify.StatusOK,
@@ -101,7 +101,7 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	}
 	if len(notReady) > 0 {
 		add(verify.Result{Check: "ready", Status: verify.StatusFail,
-			Msg:         fmt.Sprintf("%d node(s) not Ready: %s", len(notReady), strings.Join(details, "; ")),
+			Msg:         fmt.Sprintf("%d node(s) not Ready: %s", len(notReady), verify.AbridgeSemi(details)),
 			Evidence:    details,
 			Remediation: "on each node: systemctl status kubelet, journalctl -u kubelet; a NetworkPluginNotReady reason means the CNI (calico-node) is not running there"})
 	} else if len(missing) < len(inv.k8sCluster) {
@@ -109,7 +109,7 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	}
 	if len(wrongVersion) > 0 {
 		add(verify.Result{Check: "kubelet_version", Status: verify.StatusFail,
-			Msg:      fmt.Sprintf("kubelet version differs from kube_version %s: %s", o.KubeVersion, strings.Join(wrongVersion, "; ")),
+			Msg:      fmt.Sprintf("kubelet version differs from kube_version %s: %s", o.KubeVersion, verify.AbridgeSemi(wrongVersion)),
 			Expected: o.KubeVersion, Actual: wrongVersion,
 			Remediation: "run upgrade-cluster.yml with the intended kube_version, or set kube_version to what the cluster runs"})
 	} else if len(missing) < len(inv.k8sCluster) {
@@ -142,7 +142,7 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	}
 	if len(taintBad) > 0 {
 		add(verify.Result{Check: "taints", Status: verify.StatusFail,
-			Msg:         strings.Join(taintBad, "; "),
+			Msg:         verify.AbridgeSemi(taintBad),
 			Evidence:    taintBad,
 			Remediation: "the inventory groups are the scheduling policy: rerun cluster.yml --tags control-plane for the listed hosts, or apply the kubectl taint command given for each"})
 	} else if len(missing) < len(inv.k8sCluster) {
@@ -157,7 +157,7 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	sort.Strings(facts.Extra)
 	if len(facts.Extra) > 0 {
 		add(verify.Result{Check: "not_in_inventory", Status: verify.StatusWarn,
-			Msg:         fmt.Sprintf("%d node(s) are not in the inventory's k8s_cluster: %s", len(facts.Extra), strings.Join(facts.Extra, ", ")),
+			Msg:         fmt.Sprintf("%d node(s) are not in the inventory's k8s_cluster: %s", len(facts.Extra), verify.Abridge(facts.Extra)),
 			Actual:      facts.Extra,
 			Remediation: "add them to the inventory (kube_node) so kubespray manages them, or remove them with remove-node.yml -e node=NAME"})
 	}

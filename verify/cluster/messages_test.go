@@ -1,0 +1,84 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/cluster/clustertest"
+)
+
+// 1,000 Nodes outside the inventory make a message that names ten of them
+// and counts the rest; the result's JSON still lists all of them.
+func TestNotInInventoryAbridged(t *testing.T) {
+	o := threeNode()
+	w := clustertest.Healthy(o, 4)
+	var stray []string
+	for i := range 1000 {
+		stray = append(stray, fmt.Sprintf("stray%04d", i))
+	}
+	w.Nodes = append(w.Nodes, clustertest.Healthy(cluster.Options{KubeNode: stray}, 4).Nodes...)
+	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	r := clustertest.Result(t, rep, "nodes", "not_in_inventory")
+	assert.Equal(t, verify.StatusWarn, r.Status)
+	assert.Contains(t, r.Msg, "1000 node(s) are not in the inventory's k8s_cluster: stray0000, stray0001")
+	assert.Contains(t, r.Msg, "stray0009 and 990 more (1000 in all; full list in the JSON result)")
+	assert.NotContains(t, r.Msg, "stray0010")
+	assert.Less(t, len(r.Msg), 300)
+	assert.Len(t, r.Actual, 1000)
+}
+
+func apiService(status, reason string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": cluster.MetricsAPIService},
+		"spec":     map[string]any{"group": "metrics.k8s.io", "version": "v1beta1", "service": map[string]any{"namespace": "kube-system", "name": "metrics-server"}},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "Available", "status": status, "reason": reason, "message": "the aggregator's message"}}},
+	}}
+}
+
+// Each reason the aggregator gives for metrics-server's APIService not
+// being Available gets the fix for that reason.
+func TestMetricsAPIServiceRemedyPerReason(t *testing.T) {
+	for _, tc := range []struct {
+		reason, want, notWant string
+	}{
+		{"ServiceNotFound", "Service kube-system/metrics-server the APIService points at does not exist", "metrics_server_kubelet_insecure_tls"},
+		{"MissingEndpoints", "metrics-server has no ready pod behind its Service", "does not exist"},
+		{"EndpointsNotFound", "metrics-server has no ready pod behind its Service", "does not exist"},
+		{"ServicePortError", "is not a port of Service kube-system/metrics-server", "no ready pod"},
+		{"FailedDiscoveryCheck", "metrics_server_kubelet_insecure_tls", "does not exist"},
+		{"ServiceAccessError", "RBAC", "no ready pod"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			o := threeNode()
+			o.MetricsServerEnabled = true
+			o.Defaults()
+			w := clustertest.Healthy(o, 4)
+			kube := fake.NewSimpleClientset()
+			require.NoError(t, w.Apply(context.Background(), kube, 4))
+			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+				cluster.IPPoolGVR: "IPPoolList", cluster.APIServiceGVR: "APIServiceList"}, apiService("False", tc.reason))
+			env := &cluster.Env{Kube: kube, Dynamic: dyn, Options: o, Server: "fake", CheckMode: true, Timeout: 5 * time.Second, LayerTimeout: 10 * time.Second}
+			rep, err := cluster.Run(context.Background(), env, []string{"addons"}, nil)
+			require.NoError(t, err)
+			r := clustertest.Result(t, rep, "addons", "metrics_apiservice")
+			assert.Equal(t, verify.StatusFail, r.Status)
+			assert.Contains(t, r.Msg, "is not Available: "+tc.reason)
+			assert.Contains(t, r.Remediation, tc.want)
+			assert.NotContains(t, r.Remediation, tc.notWant)
+		})
+	}
+}
