@@ -132,6 +132,10 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 		return nil, nil, fmt.Errorf("inventory %s: group kube_control_plane has no host", strings.Join(sources, ", "))
 	}
 	vars := inv.HostVars(inv.Host(o.KubeControlPlane[0]), ev)
+	cat, err := kubespray.ForInventory(sources)
+	if err != nil {
+		return nil, nil, err
+	}
 	var warnings []string
 	rv := reflect.ValueOf(o).Elem()
 	rt := rv.Type()
@@ -149,8 +153,45 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 		if err := setOption(f, v); err != nil {
 			return nil, warnings, fmt.Errorf("%s at %s: %v", name, v.Pos, err)
 		}
+		if w := stringBoolWarning(cat, name, f, v); w != "" {
+			warnings = append(warnings, w)
+		}
 	}
 	return o, warnings, nil
+}
+
+// stringBoolWarning is the lint's string-as-bool finding for a boolean
+// option given as a string or an int (-e x=true, INI x=true, "true"), which
+// setOption has read as Ansible's `| bool` would; empty when v is a real
+// boolean or kubespray itself keeps the variable as a string (StringBool,
+// e.g. local_path_provisioner_is_default_storageclass: "true").
+func stringBoolWarning(cat *kubespray.Catalogue, name string, f reflect.Value, v *parser.Value) string {
+	if v.Kind == parser.KindBool || (f.Kind() != reflect.Bool && f.Kind() != reflect.Pointer) {
+		return ""
+	}
+	if d := cat.Lookup(name); d != nil && d.StringBool && v.Kind == parser.KindString {
+		return ""
+	}
+	read := f
+	if read.Kind() == reflect.Pointer {
+		read = read.Elem()
+	}
+	fix := fmt.Sprintf("write %s: %t unquoted at %s", name, read.Bool(), v.Pos)
+	switch v.Origin {
+	case parser.OriginExtraKV:
+		fix = fmt.Sprintf(`pass -e '{"%s": %t}' (-e key=value always gives a string)`, name, read.Bool())
+	case parser.OriginINIHost, parser.OriginINIGroup:
+		fix = fmt.Sprintf("write %s=%s at %s (an INI value is a boolean only as True or False)", name, pyBool(read.Bool()), v.Pos)
+	}
+	return fmt.Sprintf("%s at %s is the %s %s, not a boolean: read here as %t, as `| bool` reads it, but the lint reports it as an error (string-as-bool): ansible-core >= 2.19 fails `when: %s` in cluster.yml; fix: %s",
+		name, v.Pos, v.Kind, v.Display(), read.Bool(), name, fix)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }
 
 func setOption(f reflect.Value, v *parser.Value) error {
