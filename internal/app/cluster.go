@@ -48,6 +48,7 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 	fs.IntVar(&req.Probe.Port, "probe-port", 8080, "container port the probe image listens on")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit per API request")
 	probeTimeout := fs.Duration("probe-timeout", 120*time.Second, "time limit for each probe")
+	cleanupTimeout := fs.Duration("probe-cleanup-timeout", 60*time.Second, "time limit for a probe's namespace to be gone after the probe")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil
@@ -77,7 +78,7 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 		f := false
 		req.Probe.Enabled = &f
 	}
-	req.Timeout, req.Probe.Timeout = timeout.Seconds(), probeTimeout.Seconds()
+	req.Timeout, req.Probe.Timeout, req.Probe.CleanupTimeout = timeout.Seconds(), probeTimeout.Seconds(), cleanupTimeout.Seconds()
 	rep, err := cluster.RunRequest(ctx, &req)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}

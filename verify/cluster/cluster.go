@@ -95,7 +95,7 @@ type Env struct {
 	// CheckMode skips the probes that create objects.
 	CheckMode bool
 	// Timeout bounds one API request; LayerTimeout one layer (the probe
-	// layer gets the probe timeout plus LayerTimeout for its clean-up).
+	// and addons layers get the probe and clean-up budgets on top).
 	Timeout      time.Duration
 	LayerTimeout time.Duration
 	// HTTP is used for the probe's ClusterIP requests (default: a client
@@ -235,8 +235,11 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 
 	rep.Layers = sel.Run(ctx, env, func(name string) time.Duration {
 		if name == "probe" || name == "addons" {
-			// Probes create objects, wait for them, and must clean up after.
-			return env.LayerTimeout + env.Probe.timeout()
+			// Probes create objects and wait for them (the probe budget),
+			// then wait for their namespace to be gone (the clean-up
+			// budget); LayerTimeout on top covers the other calls, so the
+			// layer's own results, not this deadline, say what failed.
+			return env.Probe.timeout() + env.Probe.cleanupTimeout() + env.LayerTimeout
 		}
 		return env.LayerTimeout
 	})

@@ -186,8 +186,13 @@ type Probe struct {
 	// Namespace is created for the probe and deleted after it (default
 	// layercheck-probe-<random>); it must not exist beforehand.
 	Namespace string `json:"probe_namespace"`
-	// Timeout bounds the whole probe in seconds (default 120).
+	// Timeout bounds the whole probe in seconds (default 120), creating
+	// and waiting for its objects; the deletion of its namespace has its
+	// own budget, CleanupTimeout.
 	Timeout float64 `json:"probe_timeout"`
+	// CleanupTimeout bounds, in seconds (default 60), the wait for the
+	// probe's namespace to be gone after the probe, whatever its outcome.
+	CleanupTimeout float64 `json:"probe_cleanup_timeout"`
 	// Path is how the Service is reached: auto (the ClusterIP when this
 	// host can reach it, i.e. on a node, else the API server's service
 	// proxy), cluster_ip or service_proxy.
@@ -214,6 +219,12 @@ func (p *Probe) defaults() error {
 	if p.Timeout < 0 || p.Timeout > 3600 {
 		return fmt.Errorf("option probe_timeout: %v seconds is out of range (0, 3600]", p.Timeout)
 	}
+	if p.CleanupTimeout == 0 {
+		p.CleanupTimeout = 60
+	}
+	if p.CleanupTimeout < 0 || p.CleanupTimeout > 3600 {
+		return fmt.Errorf("option probe_cleanup_timeout: %v seconds is out of range (0, 3600]", p.CleanupTimeout)
+	}
 	if p.Path == "" {
 		p.Path = "auto"
 	}
@@ -231,3 +242,12 @@ func (p *Probe) defaults() error {
 }
 
 func (p *Probe) timeout() time.Duration { return time.Duration(p.Timeout * float64(time.Second)) }
+
+// cleanupTimeout is CleanupTimeout as a duration (60s when unset, for an
+// Env built without Request).
+func (p *Probe) cleanupTimeout() time.Duration {
+	if p.CleanupTimeout <= 0 {
+		return 60 * time.Second
+	}
+	return time.Duration(p.CleanupTimeout * float64(time.Second))
+}
