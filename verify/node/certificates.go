@@ -221,6 +221,9 @@ func (certificatesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, 
 			Remediation: certRemedy(c, env)})
 	}
 
+	// Copies outside etcd_cert_dir (trust store, cilium).
+	results = append(results, certCopies(env)...)
+
 	// Expected files.
 	for _, want := range expectedCertFiles(env) {
 		if env.Exists(want.path) {
@@ -318,6 +321,11 @@ func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]
 	}
 	if family == FamilyKubelet { // the kubelet's client certificate is signed by the cluster CA
 		cas = append(cas, caRefs(env, env.Options.KubeCertDir, []string{"ca.crt"})...)
+	}
+	if family == FamilyKubeadm && path.Base(dir) != "etcd" {
+		// etcd_deployment_type kubeadm: apiserver-etcd-client.crt is signed
+		// by kubeadm's etcd CA, which lives in the etcd/ subdirectory.
+		cas = append(cas, caRefs(env, path.Join(dir, "etcd"), []string{"ca.crt"})...)
 	}
 	var out []*candidate
 	for _, fl := range files {
@@ -759,12 +767,24 @@ func expectedCertFiles(env *Env) []wantFile {
 	return dedup
 }
 
-// certRemedy says how to fix a certificate of a family.
+// certRemedy says how to fix a certificate of a family on a host of the
+// groups this host is in: only a control-plane host has kubeadm's PKI to
+// renew and static pods to restart; a worker holds copies made elsewhere,
+// and an etcd client certificate there serves the network plugin.
 func certRemedy(c CertInfo, env *Env) string {
+	o := env.Options
+	cp, etcd := o.InGroup("kube_control_plane"), o.InGroup("etcd")
+	first := "the first etcd host"
+	if len(o.EtcdMembers) > 0 {
+		first = o.EtcdMembers[0]
+	}
 	switch c.Family {
 	case FamilyKubeadm:
 		if c.IsCA {
 			return "this CA can only be renewed by hand: follow kubeadm's manual CA rotation (Kubernetes docs \"Manual Rotation of CA Certificates\"), then re-run kubespray's cluster.yml"
+		}
+		if !cp {
+			return fmt.Sprintf("%s is not in kube_control_plane: this file is a copy of the control plane's; renew it on the first control-plane host (kubeadm certs renew all, or upgrade-cluster.yml) and re-run kubespray's cluster.yml --limit %s to copy it here; nothing on this host needs restarting but kubelet", hostName(env), hostName(env))
 		}
 		name := c.KubeadmName
 		if name == "" {
@@ -772,7 +792,15 @@ func certRemedy(c CertInfo, env *Env) string {
 		}
 		return fmt.Sprintf("on %s run `kubeadm certs renew %s` and restart the control-plane static pods (or let kubespray renew them: auto_renew_certificates: true, or upgrade-cluster.yml); check with `kubeadm certs check-expiration`", hostName(env), name)
 	case FamilyEtcdScript:
-		return "etcd certificates come from kubespray's make-ssl-etcd.sh, not kubeadm: remove the bad files from etcd_cert_dir on the first etcd host and re-run kubespray's cluster.yml with --tags etcd so they are regenerated and copied, then restart etcd"
+		regen := "etcd certificates come from kubespray's make-ssl-etcd.sh, not kubeadm: remove the bad files from etcd_cert_dir on " + first + " and re-run kubespray's cluster.yml with --tags etcd so they are regenerated and copied"
+		switch {
+		case etcd:
+			return regen + ", then restart etcd (systemctl restart etcd) on each etcd host, one at a time"
+		case cp:
+			return regen + " to this control-plane host, then restart kube-apiserver here (it reads node-" + hostName(env) + ".pem as its etcd client certificate): crictl stop the kube-apiserver container, kubelet starts it again"
+		default:
+			return regen + " to this worker (kubespray copies node-" + hostName(env) + ".pem to workers whose network plugin talks to etcd: calico with calico_datastore etcd, cilium with cilium_identity_allocation_mode kvstore), then restart the network plugin's pod on this node (kubectl -n kube-system delete pod -l k8s-app=calico-node or k8s-app=cilium --field-selector spec.nodeName=" + hostName(env) + "); no control-plane restart is needed"
+		}
 	case FamilyKubelet:
 		return "the kubelet renews this itself (rotateCertificates: true): check that kubelet runs and reaches the API server, approve pending CSRs (kubectl get csr), or restart kubelet"
 	}

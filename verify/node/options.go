@@ -32,6 +32,12 @@ type Options struct {
 	HelmEnabled                   bool     `json:"helm_enabled"`                      // false
 	LocalPathProvisionerEnabled   bool     `json:"local_path_provisioner_enabled"`    // false
 	LocalPathProvisionerClaimRoot string   `json:"local_path_provisioner_claim_root"` // /opt/local-path-provisioner/
+	// CiliumCertDir is cilium_cert_dir (/etc/cilium/certs,
+	// roles/network_plugin/cilium/defaults/main.yml), where kubespray links
+	// the etcd certificates for cilium when CiliumIdentityAllocationMode
+	// (cilium_identity_allocation_mode, default crd) is kvstore.
+	CiliumCertDir                string `json:"cilium_cert_dir"`
+	CiliumIdentityAllocationMode string `json:"cilium_identity_allocation_mode"`
 	// Groups this host is in (group_names), e.g. etcd, kube_control_plane, kube_node.
 	Groups []string `json:"group_names"`
 	// EtcdMembers are the inventory hostnames of the etcd group (groups['etcd']).
@@ -93,6 +99,8 @@ func (o *Options) Defaults() {
 	def(&o.LocalReleaseDir, "/tmp/releases")
 	def(&o.BinDir, "/usr/local/bin")
 	def(&o.LocalPathProvisionerClaimRoot, "/opt/local-path-provisioner/")
+	def(&o.CiliumCertDir, "/etc/cilium/certs")
+	def(&o.CiliumIdentityAllocationMode, "crd")
 	if o.SkydnsServer == "" {
 		o.SkydnsServer = nthAddress(o.KubeServiceAddresses, 3)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -124,6 +125,9 @@ func (rep *Report) WriteText(w io.Writer) {
 	for _, n := range rep.OrderedLayers() {
 		lr := rep.Layers[n]
 		fmt.Fprintf(w, "  %-13s %-7s %d checks, %d ms\n", n, lr.Status, len(lr.Results), lr.DurationMS)
+		if cf, ok := lr.Facts.(*CertificatesFacts); ok {
+			writeFamilies(w, cf)
+		}
 	}
 	for _, n := range rep.OrderedLayers() {
 		for _, r := range rep.Layers[n].Results {
@@ -138,4 +142,20 @@ func (rep *Report) WriteText(w io.Writer) {
 	}
 	s := rep.Summary
 	fmt.Fprintf(w, "\n%d checks: %d ok, %d warn, %d failed, %d skipped, %d errors\n", s.Total, s.OK, s.Warn, s.Failed, s.Skipped, s.Errored)
+}
+
+// writeFamilies prints one line per certificate family with its earliest
+// expiry and days left: the figure an operator plans renewals by
+// (kubeadm's leaves expire after a year, make-ssl-etcd.sh's after 100).
+func writeFamilies(w io.Writer, cf *CertificatesFacts) {
+	names := make([]string, 0, len(cf.Families))
+	for n := range cf.Families {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fi := cf.Families[n]
+		fmt.Fprintf(w, "    %-12s %-5s %3d certificates, earliest expiry %s, %d days left (%s)\n",
+			n, fi.Status, fi.Count, fi.EarliestExpiry.UTC().Format("2006-01-02"), fi.DaysLeft, fi.EarliestPath)
+	}
 }
