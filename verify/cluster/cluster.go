@@ -179,7 +179,13 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 	// The cluster layers make a handful of list calls; client-go's default
 	// client-side throttle (5 qps) would only slow the probe's polling.
 	cfg.QPS, cfg.Burst = 50, 100
-	kube, err := kubernetes.NewForConfig(cfg)
+	// The typed lists (Nodes, kube-system's pods: 15,000 on 5,000 nodes)
+	// travel as protobuf, several times smaller and faster to encode and
+	// decode than JSON; the dynamic and metadata clients stay on JSON.
+	kcfg := rest.CopyConfig(cfg)
+	kcfg.ContentType = "application/vnd.kubernetes.protobuf"
+	kcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	kube, err := kubernetes.NewForConfig(kcfg)
 	if err != nil {
 		return nil, fmt.Errorf("API client for %s: %v", cfg.Host, err)
 	}
