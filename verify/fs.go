@@ -144,3 +144,14 @@ func PathErr(err error) error {
 	}
 	return err
 }
+
+// ReadLink returns the target of the symlink at node path p, as written
+// (relative or absolute); p's directories are resolved inside Root first.
+// A p that is not a symlink is an error.
+func (f FS) ReadLink(p string) (string, error) {
+	dir, err := f.Resolve(path.Dir(path.Clean("/" + p)))
+	if err != nil {
+		return "", err
+	}
+	return os.Readlink(f.Path(path.Join(dir, path.Base(p))))
+}

@@ -91,6 +91,9 @@ type DNSFacts struct {
 	PodResolvConf   *DNSResolvConf `json:"pod_resolv_conf,omitempty"`
 	HostResolvConf  *DNSResolvConf `json:"host_resolv_conf,omitempty"`
 	SystemdResolved *DNSResolved   `json:"systemd_resolved,omitempty"`
+	// HostPath is the host's own resolution path: what writes
+	// /etc/resolv.conf and which servers the host asks.
+	HostPath *DNSHostPath `json:"host_path,omitempty"`
 	// UpstreamDNSServers is upstream_dns_servers; ForwardTarget what
 	// CoreDNS and nodelocaldns forward names outside the cluster to.
 	UpstreamDNSServers []string `json:"upstream_dns_servers"`
@@ -342,9 +345,16 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		facts.SystemdResolved = ParseResolvedConf(data)
 		facts.SystemdResolved.Path = dnsResolvedDropIn
 	}
+	facts.HostPath = dnsHostPath(env, host)
 	for _, r := range dnsResolverChecks(o, mode, clusterIPs, nodelocal, skydns, podPath, pod, podErr, host, facts.SystemdResolved) {
+		if r.Check == "pod_resolv_conf" && r.Status == verify.StatusFail && r.Remediation == dnsRemedyLoopback {
+			if why := loopbackOrigin(env, podPath, facts.HostPath); why != "" {
+				r.Remediation = why + "; " + r.Remediation
+			}
+		}
 		add(r)
 	}
+	add(dnsHostResult(o, facts.HostPath, clusterIPs))
 	return res, facts, nil
 }
 
