@@ -158,6 +158,23 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 			warnings = append(warnings, w)
 		}
 	}
+	// kube_override_hostname: the Node name of hosts that set one.
+	for _, h := range o.K8sCluster() {
+		v := inv.HostVars(inv.Host(h), ev).Get("kube_override_hostname")
+		if v == nil || v.Kind != parser.KindString || v.Str == "" || v.Str == h {
+			continue
+		}
+		if v.Templated() {
+			if v.Str != "{{ inventory_hostname }}" {
+				warnings = append(warnings, fmt.Sprintf("kube_override_hostname of %s at %s is %s, rendered by Ansible at run time: the Node is looked for as %s (use the cluster_facts module to get the rendered value)", h, v.Pos, v.Display(), h))
+			}
+			continue
+		}
+		if o.NodeNames == nil {
+			o.NodeNames = map[string]string{}
+		}
+		o.NodeNames[h] = v.Str
+	}
 	return o, warnings, nil
 }
 

@@ -92,3 +92,14 @@ func TestClusterOptionsStringBooleanWarns(t *testing.T) {
 	assert.True(t, o.MetricsServerEnabled)
 	assert.Empty(t, warnings)
 }
+
+// kube_override_hostname set in the inventory becomes node_names; the
+// kubespray default "{{ inventory_hostname }}" is no override.
+func TestClusterOptionsKubeOverrideHostname(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hosts.ini"), []byte("[kube_control_plane]\ncp1 kube_override_hostname=cp1.example.org\n[kube_node]\nw1 kube_override_hostname=\"{{ inventory_hostname }}\"\nw2\n"), 0o644))
+	o, warnings, err := ClusterOptions([]string{filepath.Join(dir, "hosts.ini")}, nil)
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	assert.Equal(t, map[string]string{"cp1": "cp1.example.org"}, o.NodeNames)
+}

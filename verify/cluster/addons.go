@@ -116,8 +116,8 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	}
 	var missing []string
 	for _, h := range env.inv.k8sCluster {
-		if !have[h] {
-			missing = append(missing, h)
+		if !have[env.inv.nodeName(h)] {
+			missing = append(missing, env.inv.label(h))
 		}
 	}
 	if len(missing) > 0 {

@@ -142,13 +142,13 @@ func checkDeployment(check, ns, name string, deps []appsv1.Deployment) (verify.R
 		Msg: fmt.Sprintf("Deployment %s/%s: %d/%d replicas ready", ns, name, d.Status.ReadyReplicas, want)}, d
 }
 
-// presentNodes is the inventory's k8s_cluster hosts that are Nodes, in
-// k8s_cluster order.
+// presentNodes is the Node names of the inventory's k8s_cluster hosts that
+// are Nodes, in k8s_cluster order.
 func presentNodes(inv *inventory, byName map[string]*corev1.Node) []string {
 	var out []string
 	for _, h := range inv.k8sCluster {
-		if byName[h] != nil {
-			out = append(out, h)
+		if n := inv.nodeName(h); byName[n] != nil {
+			out = append(out, n)
 		}
 	}
 	return out
@@ -208,14 +208,15 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 		facts.Expected = append(facts.Expected, comp)
 		var bad []string
 		for _, h := range o.KubeControlPlane {
-			p := podByName[comp+"-"+h]
+			n := env.inv.nodeName(h)
+			p := podByName[comp+"-"+n]
 			switch {
 			case p == nil:
-				bad = append(bad, fmt.Sprintf("%s-%s missing", comp, h))
-			case p.Spec.NodeName != h:
-				bad = append(bad, fmt.Sprintf("%s-%s runs on %s", comp, h, p.Spec.NodeName))
+				bad = append(bad, fmt.Sprintf("%s-%s missing", comp, n))
+			case p.Spec.NodeName != n:
+				bad = append(bad, fmt.Sprintf("%s-%s runs on %s", comp, n, p.Spec.NodeName))
 			case !podReady(p):
-				bad = append(bad, fmt.Sprintf("%s-%s: %s", comp, h, podState(p)))
+				bad = append(bad, fmt.Sprintf("%s-%s: %s", comp, n, podState(p)))
 			}
 		}
 		if len(bad) > 0 {
@@ -252,9 +253,10 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 		facts.Expected = append(facts.Expected, "etcd")
 		var bad []string
 		for _, h := range o.Etcd {
-			p := podByName["etcd-"+h]
+			n := env.inv.nodeName(h)
+			p := podByName["etcd-"+n]
 			if p == nil || !podReady(p) {
-				bad = append(bad, "etcd-"+h)
+				bad = append(bad, "etcd-"+n)
 			}
 		}
 		if len(bad) > 0 {

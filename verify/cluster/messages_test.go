@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -81,4 +82,44 @@ func TestMetricsAPIServiceRemedyPerReason(t *testing.T) {
 			assert.NotContains(t, r.Remediation, tc.notWant)
 		})
 	}
+}
+
+// kube_override_hostname: the Nodes and static pods carry the override,
+// the inventory its hostnames; node_names maps one to the other. Without
+// it the hosts are missing and the Nodes are strays.
+func TestKubeOverrideHostname(t *testing.T) {
+	o := threeNode()
+	names := map[string]string{"node1": "node1.example.org", "node2": "node2.example.org", "node3": "node3.example.org"}
+	as := threeNode()
+	for _, g := range []*[]string{&as.KubeControlPlane, &as.KubeNode, &as.Etcd} {
+		var out []string
+		for _, h := range *g {
+			out = append(out, names[h])
+		}
+		*g = out
+	}
+	w := clustertest.Healthy(as, 4) // the cluster as the kubelets registered it
+
+	o.NodeNames = names
+	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	for _, n := range []string{"nodes", "kube_system", "cni"} {
+		assert.Equal(t, verify.StatusOK, rep.Layers[n].Status, "layer %s: %+v", n, rep.Layers[n].Results)
+	}
+
+	o.NodeNames = nil
+	rep = run(t, o, clustertest.Healthy(as, 4), ippool("10.233.64.0/18", "Never", "Always"))
+	r := clustertest.Result(t, rep, "nodes", "registered")
+	assert.Equal(t, verify.StatusFail, r.Status)
+	assert.Contains(t, r.Remediation, "kube_override_hostname")
+	r = clustertest.Result(t, rep, "nodes", "not_in_inventory")
+	assert.Contains(t, r.Msg, "node1.example.org")
+
+	// A taint fix names the Node, the message the host and its Node.
+	o.NodeNames = names
+	w = clustertest.Healthy(as, 4)
+	w.Node("node2.example.org").Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+	rep = run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	r = clustertest.Result(t, rep, "nodes", "taints")
+	assert.Contains(t, r.Msg, "node2 (Node node2.example.org) is in kube_control_plane and kube_node")
+	assert.Contains(t, r.Msg, "kubectl taint nodes node2.example.org ")
 }

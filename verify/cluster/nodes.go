@@ -75,26 +75,26 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	var missing, notReady, wrongVersion []string
 	var details []string
 	for _, h := range inv.k8sCluster {
-		n := byName[h]
+		n := byName[inv.nodeName(h)]
 		if n == nil {
-			missing = append(missing, h)
+			missing = append(missing, inv.label(h))
 			continue
 		}
 		if ok, why := nodeReady(n); ok {
 			facts.Ready = append(facts.Ready, h)
 		} else {
 			notReady = append(notReady, h)
-			details = append(details, h+": "+why)
+			details = append(details, inv.label(h)+": "+why)
 		}
 		if kv := n.Status.NodeInfo.KubeletVersion; strings.TrimPrefix(kv, "v") != strings.TrimPrefix(o.KubeVersion, "v") {
-			wrongVersion = append(wrongVersion, fmt.Sprintf("%s: kubelet %s", h, kv))
+			wrongVersion = append(wrongVersion, fmt.Sprintf("%s: kubelet %s", inv.label(h), kv))
 		}
 	}
 	if len(missing) > 0 {
 		add(verify.Result{Check: "registered", Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("%d inventory host(s) in k8s_cluster have no Node: %s", len(missing), verify.Abridge(missing)),
 			Expected: inv.k8sCluster, Actual: facts.Found, Evidence: missing,
-			Remediation: "run cluster.yml (or scale.yml) for these hosts with --limit; on the host, journalctl -u kubelet shows why it did not register; kubespray names Nodes after inventory_hostname unless kube_override_hostname is set"})
+			Remediation: "run cluster.yml (or scale.yml) for these hosts with --limit; on the host, journalctl -u kubelet shows why it did not register; kubespray names Nodes after inventory_hostname unless kube_override_hostname is set (pass it per host in node_names)"})
 	} else {
 		add(verify.Result{Check: "registered", Status: verify.StatusOK,
 			Msg: fmt.Sprintf("every k8s_cluster host (%d) is a Node", len(inv.k8sCluster))})
@@ -119,25 +119,25 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	// Taints follow the groups: the inventory is the scheduling policy.
 	var taintBad []string
 	for _, h := range o.KubeControlPlane {
-		n := byName[h]
+		n := byName[inv.nodeName(h)]
 		if n == nil {
 			continue
 		}
 		has := hasTaint(n, taintControlPlane, corev1.TaintEffectNoSchedule)
 		if inv.kubeNode[h] && has {
-			taintBad = append(taintBad, fmt.Sprintf("%s is in kube_control_plane and kube_node but carries %s:NoSchedule (workloads will not be scheduled there); fix: kubectl taint nodes %s %s:NoSchedule-", h, taintControlPlane, h, taintControlPlane))
+			taintBad = append(taintBad, fmt.Sprintf("%s is in kube_control_plane and kube_node but carries %s:NoSchedule (workloads will not be scheduled there); fix: kubectl taint nodes %s %s:NoSchedule-", inv.label(h), taintControlPlane, n.Name, taintControlPlane))
 		}
 		if !inv.kubeNode[h] && !has {
-			taintBad = append(taintBad, fmt.Sprintf("%s is only in kube_control_plane but lacks %s:NoSchedule (workloads may land on it); fix: kubectl taint nodes %s %s=:NoSchedule, or add it to kube_node", h, taintControlPlane, h, taintControlPlane))
+			taintBad = append(taintBad, fmt.Sprintf("%s is only in kube_control_plane but lacks %s:NoSchedule (workloads may land on it); fix: kubectl taint nodes %s %s=:NoSchedule, or add it to kube_node", inv.label(h), taintControlPlane, n.Name, taintControlPlane))
 		}
 	}
 	for _, h := range o.CalicoRR {
-		n := byName[h]
+		n := byName[inv.nodeName(h)]
 		if n == nil || inv.kubeNode[h] || inv.controlPlane[h] {
 			continue
 		}
 		if !hasTaint(n, taintCalicoRR, corev1.TaintEffectNoSchedule) {
-			taintBad = append(taintBad, fmt.Sprintf("%s is only in calico_rr but lacks %s:NoSchedule; fix: kubectl taint nodes %s %s=:NoSchedule", h, taintCalicoRR, h, taintCalicoRR))
+			taintBad = append(taintBad, fmt.Sprintf("%s is only in calico_rr but lacks %s:NoSchedule; fix: kubectl taint nodes %s %s=:NoSchedule", inv.label(h), taintCalicoRR, n.Name, taintCalicoRR))
 		}
 	}
 	if len(taintBad) > 0 {
@@ -150,7 +150,7 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	}
 
 	for _, n := range nodes {
-		if !inv.inK8sCluster[n.Name] {
+		if !inv.nodes[n.Name] {
 			facts.Extra = append(facts.Extra, n.Name)
 		}
 	}

@@ -20,6 +20,11 @@ type Options struct {
 	KubeNode         []string `json:"kube_node"`
 	Etcd             []string `json:"etcd"`
 	CalicoRR         []string `json:"calico_rr"`
+	// NodeNames maps an inventory hostname to its kube_override_hostname
+	// when that differs: the name kubespray registers the Node (and kubeadm
+	// suffixes its static pods) with instead of the inventory hostname.
+	// Hosts not in it are Nodes of their own name.
+	NodeNames map[string]string `json:"node_names"`
 
 	KubeNetworkPlugin string `json:"kube_network_plugin"` // calico
 	// calico_ipip_mode / calico_vxlan_mode: Never / Always
@@ -166,12 +171,43 @@ type inventory struct {
 	k8sCluster []string
 	// inK8sCluster, kubeNode, controlPlane and calicoRR are the groups as sets.
 	inK8sCluster, kubeNode, controlPlane, calicoRR hostSet
+	// nodes is the Node names of k8s_cluster (kube_override_hostname or
+	// the inventory hostname) as a set; override maps a host to its
+	// kube_override_hostname where that differs.
+	nodes    hostSet
+	override map[string]string
 }
 
 func newInventory(o *Options) *inventory {
 	k := o.K8sCluster()
-	return &inventory{k8sCluster: k, inK8sCluster: newHostSet(k), kubeNode: newHostSet(o.KubeNode),
-		controlPlane: newHostSet(o.KubeControlPlane), calicoRR: newHostSet(o.CalicoRR)}
+	inv := &inventory{k8sCluster: k, inK8sCluster: newHostSet(k), kubeNode: newHostSet(o.KubeNode),
+		controlPlane: newHostSet(o.KubeControlPlane), calicoRR: newHostSet(o.CalicoRR),
+		nodes: make(hostSet, len(k)), override: map[string]string{}}
+	for h, n := range o.NodeNames {
+		if n != "" && n != h {
+			inv.override[h] = n
+		}
+	}
+	for _, h := range k {
+		inv.nodes[inv.nodeName(h)] = true
+	}
+	return inv
+}
+
+// nodeName is the Node name of inventory host h.
+func (inv *inventory) nodeName(h string) string {
+	if n, ok := inv.override[h]; ok {
+		return n
+	}
+	return h
+}
+
+// label names host h for messages, with its Node name when that differs.
+func (inv *inventory) label(h string) string {
+	if n, ok := inv.override[h]; ok {
+		return h + " (Node " + n + ")"
+	}
+	return h
 }
 
 // Probe configures the workload probe and the local-path PVC probe.
