@@ -81,6 +81,10 @@ type DNSFacts struct {
 	// ExpectedIP is kube_apiserver_ip, the kubernetes service's cluster IP.
 	ExpectedIP   string `json:"expected_ip"`
 	SkydnsServer string `json:"skydns_server"`
+	// SkydnsServerSecondary is the second CoreDNS address (dns_mode
+	// coredns_dual); ManualDNSServer the cluster DNS of dns_mode manual.
+	SkydnsServerSecondary string `json:"skydns_server_secondary,omitempty"`
+	ManualDNSServer       string `json:"manual_dns_server,omitempty"`
 	// SkydnsServerSource says whether skydns_server was given or derived.
 	SkydnsServerSource string         `json:"skydns_server_source"`
 	NodelocaldnsIP     string         `json:"nodelocaldns_ip,omitempty"`
@@ -277,10 +281,26 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	}
 	facts.SkydnsServer = skydns
 	clusterIPs := []string{skydns}
+	secondary := o.SkydnsServerSecondary
 	if mode == "coredns_dual" {
-		if sec, err := ServiceSubnetAddress(subnets, 4); err == nil {
-			clusterIPs = append(clusterIPs, sec)
+		if secondary == "" {
+			secondary, _ = ServiceSubnetAddress(subnets, 4)
 		}
+		if secondary != "" {
+			clusterIPs = append(clusterIPs, secondary)
+			facts.SkydnsServerSecondary = secondary
+		}
+	}
+	if mode == "manual" {
+		// kube_dns_servers.manual: [manual_dns_server] (kubespray_defaults).
+		if o.ManualDNSServer == "" {
+			add(verify.Result{Check: "dns_mode", Status: verify.StatusFail,
+				Msg:         "dns_mode is manual but manual_dns_server is empty: kubelet's clusterDNS gets an empty address and pods cannot resolve anything",
+				Remediation: "set manual_dns_server to the cluster DNS service you run, or dns_mode: coredns, and re-run cluster.yml --tags kubelet"})
+			return res, facts, nil
+		}
+		clusterIPs = []string{o.ManualDNSServer}
+		facts.ManualDNSServer = o.ManualDNSServer
 	}
 	if o.EnableNodelocaldns {
 		clusterIPs = append(clusterIPs, nodelocal)
@@ -294,6 +314,14 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	}
 	if mode == "coredns" || mode == "coredns_dual" {
 		tiers = append(tiers, tier{"coredns", skydns, fmt.Sprintf(dnsRemedyCoreDNS, skydns, skydns)})
+	}
+	if mode == "coredns_dual" && secondary != "" {
+		tiers = append(tiers, tier{"coredns_secondary", secondary,
+			fmt.Sprintf("kubectl -n kube-system get svc coredns-dual (its clusterIP must be skydns_server_secondary %s); check kube-proxy on this node (ipvs mode: ipvsadm -Ln -t %s:53); re-run cluster.yml --tags coredns", secondary, secondary)})
+	}
+	if mode == "manual" {
+		tiers = append(tiers, tier{"manual", o.ManualDNSServer,
+			fmt.Sprintf("dns_mode manual: kubespray deploys no cluster DNS; the DNS service you run must answer on manual_dns_server %s (kubectl get svc -A | grep %s)", o.ManualDNSServer, o.ManualDNSServer)})
 	}
 	facts.Tiers = make([]DNSTierFacts, len(tiers))
 	var wg sync.WaitGroup
@@ -476,6 +504,11 @@ func dnsCheckKubelet(env *Env, p, mode string, nodelocalOn bool, nodelocal strin
 		want, why = []string{nodelocal}, "enable_nodelocaldns is true: pods ask nodelocaldns_ip"
 	case mode == "coredns" || mode == "coredns_dual":
 		want, why = clusterIPs, "enable_nodelocaldns is false: pods ask the CoreDNS service IP (skydns_server)"
+		if mode == "coredns_dual" {
+			why = "enable_nodelocaldns is false and dns_mode coredns_dual: pods ask both CoreDNS service IPs (skydns_server, skydns_server_secondary)"
+		}
+	case mode == "manual":
+		want, why = clusterIPs, "enable_nodelocaldns is false and dns_mode manual: pods ask manual_dns_server"
 	}
 	switch {
 	case want == nil:

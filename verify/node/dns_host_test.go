@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -119,5 +120,53 @@ func TestDNSLoopbackOriginNamed(t *testing.T) {
 		assert.Equal(t, verify.StatusFail, r.Status)
 		assert.Contains(t, r.Remediation, "NetworkManager writes the loopback address")
 		assert.Contains(t, r.Remediation, "dns=dnsmasq in /etc/NetworkManager/conf.d/00-dns.conf")
+	})
+}
+
+// dns_mode coredns_dual: kubelet hands pods both CoreDNS service IPs and
+// both answer; dns_mode manual: manual_dns_server is the cluster DNS, and
+// an empty one fails.
+func TestDNSModesDualAndManual(t *testing.T) {
+	name := "kubernetes.default.svc.cluster.local"
+	primary := testharness.StartDNS(t, "127.0.0.1", name, "10.233.0.1", false)
+	second := testharness.StartDNS(t, "127.0.0.2", name, "10.233.0.1", false)
+	run := func(t *testing.T, o Options, clusterDNS []string) ([]verify.Result, *DNSFacts) {
+		t.Helper()
+		root := dnsUbuntuNode(t)
+		dnsWrite(t, root, "etc/kubernetes/kubelet-config.yaml", dnsKubeletConfig(clusterDNS, "cluster.local", "/run/systemd/resolve/resolv.conf"))
+		o.Groups = []string{"kube_node", "k8s_cluster"}
+		o.NodelocaldnsIP, o.KubeServiceAddresses, o.DNSDomain = "169.254.25.10", "10.233.0.0/18", "cluster.local"
+		env := &Env{FS: verify.FS{Root: root}, Host: "node1", Now: etcdTestNow, NetTimeout: time.Second, Options: o,
+			AddrMap: map[string]string{"10.233.0.3:53": primary.Addr, "10.233.0.4:53": second.Addr, "10.233.0.10:53": second.Addr}}
+		res, facts, err := dnsLayer{}.Check(context.Background(), env)
+		require.NoError(t, err)
+		return res, facts.(*DNSFacts)
+	}
+	t.Run("coredns_dual", func(t *testing.T) {
+		res, f := run(t, Options{DNSMode: "coredns_dual"}, []string{"10.233.0.3", "10.233.0.4"})
+		assert.Equal(t, "10.233.0.4", f.SkydnsServerSecondary)
+		for _, c := range []string{"kubelet_cluster_dns", "query_coredns", "query_coredns_secondary"} {
+			r := dnsResult(t, res, c)
+			assert.Equal(t, verify.StatusOK, r.Status, "%s: %s", c, r.Msg)
+		}
+		res, _ = run(t, Options{DNSMode: "coredns_dual"}, []string{"10.233.0.3"})
+		r := dnsResult(t, res, "kubelet_cluster_dns")
+		assert.Equal(t, verify.StatusFail, r.Status)
+		assert.Contains(t, r.Msg, "skydns_server_secondary")
+	})
+	t.Run("manual", func(t *testing.T) {
+		res, f := run(t, Options{DNSMode: "manual", ManualDNSServer: "10.233.0.10"}, []string{"10.233.0.10"})
+		assert.Equal(t, "10.233.0.10", f.ManualDNSServer)
+		for _, c := range []string{"kubelet_cluster_dns", "query_manual"} {
+			r := dnsResult(t, res, c)
+			assert.Equal(t, verify.StatusOK, r.Status, "%s: %s", c, r.Msg)
+		}
+		for _, r := range res {
+			assert.NotEqual(t, "query_coredns", r.Check, "dns_mode manual deploys no CoreDNS")
+		}
+		res, _ = run(t, Options{DNSMode: "manual"}, []string{""})
+		r := dnsResult(t, res, "dns_mode")
+		assert.Equal(t, verify.StatusFail, r.Status)
+		assert.Contains(t, r.Msg, "manual_dns_server is empty")
 	})
 }

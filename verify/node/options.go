@@ -10,13 +10,19 @@ import (
 // defaults (applied by Defaults) are kubespray v2.31.0's
 // (roles/kubespray_defaults/defaults/main/main.yml unless noted).
 type Options struct {
-	KubeCertDir                   string   `json:"kube_cert_dir"`                     // /etc/kubernetes/ssl
-	KubeConfigDir                 string   `json:"kube_config_dir"`                   // /etc/kubernetes
-	EtcdCertDir                   string   `json:"etcd_cert_dir"`                     // /etc/ssl/etcd/ssl
-	EtcdDeploymentType            string   `json:"etcd_deployment_type"`              // host | kubeadm | docker
-	EnableNodelocaldns            bool     `json:"enable_nodelocaldns"`               // true
-	NodelocaldnsIP                string   `json:"nodelocaldns_ip"`                   // 169.254.25.10
-	SkydnsServer                  string   `json:"skydns_server"`                     // third address of kube_service_addresses
+	KubeCertDir        string `json:"kube_cert_dir"`        // /etc/kubernetes/ssl
+	KubeConfigDir      string `json:"kube_config_dir"`      // /etc/kubernetes
+	EtcdCertDir        string `json:"etcd_cert_dir"`        // /etc/ssl/etcd/ssl
+	EtcdDeploymentType string `json:"etcd_deployment_type"` // host | kubeadm | docker
+	EnableNodelocaldns bool   `json:"enable_nodelocaldns"`  // true
+	NodelocaldnsIP     string `json:"nodelocaldns_ip"`      // 169.254.25.10
+	SkydnsServer       string `json:"skydns_server"`        // third address of kube_service_addresses
+	// SkydnsServerSecondary is skydns_server_secondary, the second CoreDNS
+	// service of dns_mode coredns_dual (fourth address of
+	// kube_service_addresses); ManualDNSServer is manual_dns_server, the
+	// cluster DNS of dns_mode manual (empty by default).
+	SkydnsServerSecondary         string   `json:"skydns_server_secondary"`
+	ManualDNSServer               string   `json:"manual_dns_server"`
 	KubeServiceAddresses          string   `json:"kube_service_addresses"`            // 10.233.0.0/18
 	KubePodsSubnet                string   `json:"kube_pods_subnet"`                  // 10.233.64.0/18
 	DNSDomain                     string   `json:"dns_domain"`                        // cluster.local
@@ -103,6 +109,9 @@ func (o *Options) Defaults() {
 	def(&o.CiliumIdentityAllocationMode, "crd")
 	if o.SkydnsServer == "" {
 		o.SkydnsServer = nthAddress(o.KubeServiceAddresses, 3)
+	}
+	if o.SkydnsServerSecondary == "" {
+		o.SkydnsServerSecondary = nthAddress(o.KubeServiceAddresses, 4)
 	}
 	if o.CertWarnDays == 0 {
 		o.CertWarnDays = 30
