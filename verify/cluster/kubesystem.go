@@ -275,7 +275,9 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	if o.KubeNetworkPlugin == "calico" {
 		daemonsets = append(daemonsets, "calico-node")
 	}
-	if boolOr(o.EnableNodelocaldns, true) && o.dnsEnabled() {
+	// nodelocaldns forwards to CoreDNS, or to manual_dns_server with
+	// dns_mode manual (roles/kubernetes-apps/ansible/tasks/main.yml).
+	if boolOr(o.EnableNodelocaldns, true) && (o.dnsEnabled() || o.DNSMode == "manual") {
 		daemonsets = append(daemonsets, "nodelocaldns")
 	}
 	for _, name := range daemonsets {
@@ -291,6 +293,11 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	autoscaler := boolOr(o.EnableDNSAutoscaler, true) && o.dnsEnabled()
 	if o.dnsEnabled() {
 		deployments = append(deployments, "coredns")
+	}
+	if o.DNSMode == "coredns_dual" {
+		// The second CoreDNS on skydns_server_secondary: the same manifests
+		// with coredns_ordinal_suffix "-secondary".
+		deployments = append(deployments, "coredns-secondary")
 	}
 	if autoscaler {
 		deployments = append(deployments, "dns-autoscaler")

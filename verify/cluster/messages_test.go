@@ -3,11 +3,13 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -122,4 +124,30 @@ func TestKubeOverrideHostname(t *testing.T) {
 	r = clustertest.Result(t, rep, "nodes", "taints")
 	assert.Contains(t, r.Msg, "node2 (Node node2.example.org) is in kube_control_plane and kube_node")
 	assert.Contains(t, r.Msg, "kubectl taint nodes node2.example.org ")
+}
+
+// dns_mode coredns_dual deploys a second CoreDNS (coredns-secondary);
+// dns_mode manual deploys none, but nodelocaldns still runs.
+func TestDNSModesInKubeSystem(t *testing.T) {
+	o := threeNode()
+	o.DNSMode = "coredns_dual"
+	w := clustertest.Healthy(o, 4)
+	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	assert.Equal(t, verify.StatusOK, clustertest.Result(t, rep, "kube_system", "coredns-secondary").Status)
+
+	w = clustertest.Healthy(o, 4)
+	w.Deployments = slices.DeleteFunc(w.Deployments, func(d *appsv1.Deployment) bool { return d.Name == "coredns-secondary" })
+	rep = run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	r := clustertest.Result(t, rep, "kube_system", "coredns-secondary")
+	assert.Equal(t, verify.StatusFail, r.Status)
+	assert.Contains(t, r.Msg, "Deployment kube-system/coredns-secondary is missing")
+
+	o = threeNode()
+	o.DNSMode = "manual"
+	rep = run(t, o, clustertest.Healthy(o, 4), ippool("10.233.64.0/18", "Never", "Always"))
+	assert.Equal(t, verify.StatusOK, rep.Layers["kube_system"].Status, "%+v", rep.Layers["kube_system"].Results)
+	assert.Equal(t, verify.StatusOK, clustertest.Result(t, rep, "kube_system", "nodelocaldns").Status)
+	for _, r := range rep.Layers["kube_system"].Results {
+		assert.NotEqual(t, "coredns", r.Check, "dns_mode manual deploys no CoreDNS")
+	}
 }

@@ -317,7 +317,7 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	}
 	if mode == "coredns_dual" && secondary != "" {
 		tiers = append(tiers, tier{"coredns_secondary", secondary,
-			fmt.Sprintf("kubectl -n kube-system get svc coredns-dual (its clusterIP must be skydns_server_secondary %s); check kube-proxy on this node (ipvs mode: ipvsadm -Ln -t %s:53); re-run cluster.yml --tags coredns", secondary, secondary)})
+			fmt.Sprintf("kubectl -n kube-system get svc coredns-secondary (its clusterIP must be skydns_server_secondary %s); check kube-proxy on this node (ipvs mode: ipvsadm -Ln -t %s:53); re-run cluster.yml --tags coredns", secondary, secondary)})
 	}
 	if mode == "manual" {
 		tiers = append(tiers, tier{"manual", o.ManualDNSServer,
