@@ -170,3 +170,14 @@ func TestDNSModesDualAndManual(t *testing.T) {
 		assert.Contains(t, r.Msg, "manual_dns_server is empty")
 	})
 }
+
+// A plain /etc/resolv.conf naming 127.0.0.53 on a host with
+// systemd-resolved (the shape of the kubespray node fixture) is the stub:
+// the host's servers are systemd-resolved's.
+func TestDNSHostPlainStubFile(t *testing.T) {
+	root := dnsUbuntuNode(t)
+	res, f := dnsHostRun(t, root, true)
+	assert.Equal(t, "systemd-resolved stub", f.HostPath.Origin)
+	assert.Equal(t, []string{"169.254.25.10", "10.10.0.1"}, f.HostPath.Upstreams)
+	assert.Equal(t, verify.StatusOK, dnsResult(t, res, "host_resolution").Status)
+}
