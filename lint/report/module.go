@@ -1,4 +1,9 @@
-package main
+// Package report turns a lint.Report into what operators and Ansible read:
+// the per-host reports (ansible_facts.layercheck_lint), one-line findings
+// for assert messages, the text the CLI prints, and the whole
+// inventory_lint module run (Run), so the module and `layercheck lint`
+// share one rendering.
+package report
 
 import (
 	"context"
@@ -6,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
@@ -14,10 +18,10 @@ import (
 	"github.com/layercheck/layercheck/parser"
 )
 
-// options are the module's options (plugins/modules/inventory_lint.yml
+// Options are the module's options (plugins/modules/inventory_lint.yml
 // documents them). extra_vars, extra_vars_args and resolved are filled in
 // by the action plugin; they are no_log because they may hold secrets.
-type options struct {
+type Options struct {
 	// Inventory are the inventory sources (-i arguments), absolute or
 	// relative to the directory ansible-playbook was started in; the action
 	// plugin defaults them to ansible_inventory_sources.
@@ -58,36 +62,16 @@ type resolvedOption struct {
 	Hosts  map[string][]int    `json:"hosts"`
 }
 
-// defaultHostsListed is how many host names a finding keeps in a per-host
-// report; a setting in group_vars/all affects every host, and 5,000 names
-// in each of 5,000 host facts would not be workable.
-const defaultHostsListed = 10
-
-// hostFinding is a finding in a per-host report: Hosts abridged to
-// hosts_listed names, HostsTotal saying how many there are.
-type hostFinding struct {
-	lint.Finding
-	HostsTotal int `json:"hosts_total,omitempty"`
-	// Text is the finding on one line, for assert and debug messages.
-	Text string `json:"text"`
-}
-
-// hostReport is ansible_facts.layercheck_lint: the findings affecting one
-// host plus the global ones.
-type hostReport struct {
-	Catalogue string `json:"catalogue"`
-	// LocationsRelativeTo: see lint.Report.
-	LocationsRelativeTo string        `json:"locations_relative_to,omitempty"`
-	Errors              int           `json:"errors"`
-	Warnings            int           `json:"warnings"`
-	Findings            []hostFinding `json:"findings"`
-}
-
-func run(ctx context.Context, o *options) (*module.Result, error) {
+// Run is the module inventory_lint: it loads the inventory sources, the
+// extra vars and the catalogue the options name, lints them and returns
+// the module's answer: msg, warnings, report (the lint.Report), lines (one
+// Line per finding), ansible_facts.layercheck_lint for Host and
+// host_reports for Hosts. Errors name the option or file at fault.
+func Run(ctx context.Context, o *Options) (*module.Result, error) {
 	if len(o.Inventory) == 0 {
 		return nil, errors.New("option inventory is empty: give the inventory sources (the action plugin defaults it to ansible_inventory_sources)")
 	}
-	listed := defaultHostsListed
+	listed := DefaultHostsListed
 	if o.HostsListed != nil {
 		if *o.HostsListed < 0 {
 			return nil, fmt.Errorf("option hosts_listed must be 0 or more, got %d", *o.HostsListed)
@@ -128,7 +112,7 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 
 	lines := make([]string, 0, len(rep.Findings))
 	for _, f := range rep.Findings {
-		lines = append(lines, text(f, listed))
+		lines = append(lines, Line(f, listed))
 	}
 	res := &module.Result{
 		Msg:      fmt.Sprintf("inventory lint: %d errors, %d warnings (%s)", rep.Errors, rep.Warnings, rep.Catalogue),
@@ -136,33 +120,18 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 		Extra:    map[string]any{"report": rep, "lines": lines},
 	}
 	if o.Host != "" {
-		res.AnsibleFacts = map[string]any{"layercheck_lint": forHost(rep, o.Host, listed)}
+		res.AnsibleFacts = map[string]any{"layercheck_lint": ForHost(rep, o.Host, listed)}
 	}
 	if o.Hosts != nil {
-		hr := make(map[string]*hostReport, len(o.Hosts))
+		hr := make(map[string]*Host, len(o.Hosts))
 		for _, h := range o.Hosts {
 			if _, done := hr[h]; !done {
-				hr[h] = forHost(rep, h, listed)
+				hr[h] = ForHost(rep, h, listed)
 			}
 		}
 		res.Extra["host_reports"] = hr
 	}
 	return res, nil
-}
-
-// forHost is rep.ForHost(host) with each finding's host list abridged.
-func forHost(rep *lint.Report, host string, listed int) *hostReport {
-	r := rep.ForHost(host)
-	out := &hostReport{Catalogue: r.Catalogue, LocationsRelativeTo: r.LocationsRelativeTo, Errors: r.Errors, Warnings: r.Warnings, Findings: make([]hostFinding, 0, len(r.Findings))}
-	for _, f := range r.Findings {
-		hf := hostFinding{Finding: f, Text: text(f, listed)}
-		if len(f.Hosts) > listed {
-			hf.HostsTotal = len(f.Hosts)
-			hf.Hosts = f.Hosts[:listed:listed]
-		}
-		out.Findings = append(out.Findings, hf)
-	}
-	return out
 }
 
 // extraVars builds the -e values: types from Ansible's loaded values
@@ -339,47 +308,6 @@ func resolvedValues(r *resolvedOption) (map[string]*parser.Map, error) {
 		out[h] = m
 	}
 	return out, nil
-}
-
-// text renders a finding on one line: severity, rule, variable = value,
-// where, the hosts (abridged to listed names), what is wrong, why, and the fix.
-//
-//	error string-as-bool: helm_enabled = "true" at group_vars/all/all.yml:3:15 (hosts: node1, node2): ... Why: ... Fix: helm_enabled: true
-func text(f lint.Finding, listed int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s:", f.Severity, f.Rule)
-	if f.Variable != "" {
-		b.WriteString(" " + f.Variable)
-		if f.Value != "" {
-			b.WriteString(" = " + f.Value)
-		}
-	}
-	if f.Where != "" {
-		b.WriteString(" at " + f.Where)
-	}
-	if n := len(f.Hosts); n > 0 {
-		hs := f.Hosts
-		more := ""
-		if n > listed {
-			hs = hs[:listed]
-			more = fmt.Sprintf(" and %d more", n-listed)
-		}
-		if len(hs) == 0 {
-			fmt.Fprintf(&b, " (%d hosts)", n)
-		} else {
-			fmt.Fprintf(&b, " (hosts: %s%s)", strings.Join(hs, ", "), more)
-		}
-	}
-	if f.Message != "" {
-		b.WriteString(": " + f.Message)
-	}
-	if f.Why != "" {
-		b.WriteString(" Why: " + f.Why)
-	}
-	if f.Fix != "" {
-		b.WriteString(" Fix: " + f.Fix)
-	}
-	return b.String()
 }
 
 // pruneAgreeing drops from resolved every value that equals our own
