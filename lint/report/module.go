@@ -104,7 +104,6 @@ func Run(ctx context.Context, o *Options) (*module.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	pruneAgreeing(inv, extra, resolved)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -207,7 +206,7 @@ func adopt(ansible, ours *parser.Value) *parser.Value {
 		setPos(ansible, parser.Pos{File: parser.ExtraVarsFile}, parser.OriginAnsible)
 		return ansible
 	}
-	if sameValue(ansible, ours) {
+	if lint.SameValue(ansible, ours) {
 		return ours
 	}
 	setPos(ansible, ours.Pos, ours.Origin)
@@ -224,43 +223,6 @@ func setPos(v *parser.Value, p parser.Pos, o parser.Origin) {
 			setPos(v.Map.Values[k], p, o)
 		}
 	}
-}
-
-// sameValue reports whether a and b have the same kinds and scalar payloads
-// all the way down (vault values compare by kind only).
-func sameValue(a, b *parser.Value) bool {
-	if a == nil || b == nil || a.Kind != b.Kind {
-		return a == b
-	}
-	switch a.Kind {
-	case parser.KindBool:
-		return a.Bool == b.Bool
-	case parser.KindInt:
-		return a.Int != nil && b.Int != nil && a.Int.Cmp(b.Int) == 0
-	case parser.KindFloat:
-		return a.Float == b.Float
-	case parser.KindString:
-		return a.Str == b.Str
-	case parser.KindList:
-		if len(a.List) != len(b.List) {
-			return false
-		}
-		for i := range a.List {
-			if !sameValue(a.List[i], b.List[i]) {
-				return false
-			}
-		}
-	case parser.KindMap:
-		if a.Map.Len() != b.Map.Len() {
-			return false
-		}
-		for _, k := range a.Map.Keys {
-			if !sameValue(a.Map.Get(k), b.Map.Get(k)) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // resolvedValues expands the compact resolved option into one map per host.
@@ -308,31 +270,4 @@ func resolvedValues(r *resolvedOption) (map[string]*parser.Map, error) {
 		out[h] = m
 	}
 	return out, nil
-}
-
-// pruneAgreeing drops from resolved every value that equals our own
-// resolution for the host (same type and value): it adds nothing, and our
-// value carries the file:line:col the finding must name. What is left are
-// the values where Ansible and our reading disagree (Ansible's type wins
-// there) and values we do not resolve at all.
-func pruneAgreeing(inv *parser.Inventory, extra *parser.Map, resolved map[string]*parser.Map) {
-	if len(resolved) == 0 {
-		return
-	}
-	kubespray.ApplyDynamicGroups(inv) // lint.Run applies it too; it is idempotent
-	for name, m := range resolved {
-		h := inv.Host(name)
-		if h == nil {
-			continue
-		}
-		ours := inv.HostVars(h, extra)
-		keep := parser.NewMap()
-		for _, k := range m.Keys {
-			if o := ours.Get(k); o != nil && sameValue(m.Values[k], o) {
-				continue
-			}
-			keep.Set(k, m.Values[k])
-		}
-		resolved[name] = keep
-	}
 }
