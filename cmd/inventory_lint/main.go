@@ -27,7 +27,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var opts report.Options
 	code := module.Run(ctx, os.Args, os.Stdout, &opts, func(ctx context.Context, a *module.Args) (*module.Result, error) {
-		return report.Run(ctx, &opts)
+		return report.Run(ctx, &opts, a.Internals.Verbosity)
 	})
 	stop()
 	os.Exit(code)

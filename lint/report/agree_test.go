@@ -76,7 +76,7 @@ func TestModuleAndCLIAgreeOnSamples(t *testing.T) {
 			for _, h := range inv.Hosts {
 				hosts = append(hosts, h.Name)
 			}
-			res, err := Run(context.Background(), &Options{Inventory: []string{dir}, Hosts: hosts, Resolved: resolvedLikeAnsible(t, inv)})
+			res, err := Run(context.Background(), &Options{Inventory: []string{dir}, Hosts: hosts, Resolved: resolvedLikeAnsible(t, inv)}, 0)
 			require.NoError(t, err)
 			mod := res.Extra["report"].(*lint.Report)
 			require.Equal(t, cli.Errors, mod.Errors, "errors")

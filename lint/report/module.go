@@ -65,9 +65,10 @@ type resolvedOption struct {
 // Run is the module inventory_lint: it loads the inventory sources, the
 // extra vars and the catalogue the options name, lints them and returns
 // the module's answer: msg, warnings, report (the lint.Report), lines (one
-// Line per finding), ansible_facts.layercheck_lint for Host and
-// host_reports for Hosts. Errors name the option or file at fault.
-func Run(ctx context.Context, o *Options) (*module.Result, error) {
+// Line per finding), summary (Summary), text (Grouped, each finding's why
+// from verbosity 1, ansible-playbook -v), ansible_facts.layercheck_lint
+// for Host and host_reports for Hosts. Errors name the option or file at fault.
+func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error) {
 	if len(o.Inventory) == 0 {
 		return nil, errors.New("option inventory is empty: give the inventory sources (the action plugin defaults it to ansible_inventory_sources)")
 	}
@@ -116,7 +117,8 @@ func Run(ctx context.Context, o *Options) (*module.Result, error) {
 	res := &module.Result{
 		Msg:      fmt.Sprintf("inventory lint: %d errors, %d warnings (%s)", rep.Errors, rep.Warnings, rep.Catalogue),
 		Warnings: append(append([]string(nil), inv.Warnings...), extraWarnings...),
-		Extra:    map[string]any{"report": rep, "lines": lines},
+		Extra: map[string]any{"report": rep, "lines": lines,
+			"summary": Summary(rep), "text": Grouped(rep, listed, verbosity > 0)},
 	}
 	if o.Host != "" {
 		res.AnsibleFacts = map[string]any{"layercheck_lint": ForHost(rep, o.Host, listed)}

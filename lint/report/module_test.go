@@ -185,7 +185,7 @@ func TestModuleRun(t *testing.T) {
 	var out bytes.Buffer
 	var opts Options
 	code := module.Run(context.Background(), []string{"inventory_lint", af}, &out, &opts, func(ctx context.Context, a *module.Args) (*module.Result, error) {
-		return Run(ctx, &opts)
+		return Run(ctx, &opts, a.Internals.Verbosity)
 	})
 	if strings.Contains(out.String(), "s3cr3t") {
 		t.Errorf("an extra var's value is in the answer: %s", out.String())
@@ -235,7 +235,7 @@ func TestModuleRun(t *testing.T) {
 		out.Reset()
 		opts = Options{}
 		code := module.Run(context.Background(), []string{"inventory_lint", af}, &out, &opts, func(ctx context.Context, a *module.Args) (*module.Result, error) {
-			return Run(ctx, &opts)
+			return Run(ctx, &opts, a.Internals.Verbosity)
 		})
 		if code == 0 || !strings.Contains(out.String(), tc.want) {
 			t.Errorf("args %s: want a failure naming %q, got (exit %d) %s", tc.args, tc.want, code, out.String())

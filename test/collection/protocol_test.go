@@ -149,7 +149,7 @@ func TestDocFromCheckout(t *testing.T) {
 		}
 	}
 	r = run(t, t.TempDir(), e, "ansible-doc", "-t", "role", "layercheck.kubespray.lint")
-	if r.code != 0 || !strings.Contains(r.out, "layercheck_lint_assert") || !strings.Contains(r.out, "layercheck_lint_fail_on_errors") {
+	if r.code != 0 || !strings.Contains(r.out, "layercheck_lint_hosts_listed") || !strings.Contains(r.out, "layercheck_lint_fail_on_errors") {
 		t.Errorf("ansible-doc -t role: want the role's argument spec (exit %d):\n%s", r.code, r.out)
 	}
 }
