@@ -15,8 +15,12 @@ all: build
 
 build: bin/layercheck modules
 
+# Stripped (-s -w) and without local paths (-trimpath); the version from
+# galaxy.yml, the commit from git (Go stamps it).
+LDFLAGS := -s -w -X github.com/layercheck/layercheck/internal/app.Version=$(VERSION)
+
 bin/layercheck: FORCE
-	$(GO) build -o $@ ./cmd/layercheck
+	$(GO) build -trimpath -ldflags='$(LDFLAGS)' -o $@ ./cmd/layercheck
 
 modules: $(MODULE_BINS)
 

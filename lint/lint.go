@@ -72,10 +72,31 @@ type Finding struct {
 	Variable string   `json:"variable,omitempty"`
 	Value    string   `json:"value,omitempty"` // parser.Value.Display(): never vault text
 	Where    string   `json:"where,omitempty"` // "group_vars/all/all.yml:12:15" or "-e"
-	Hosts    []string `json:"hosts,omitempty"` // hosts the setting affects (where it wins)
-	Message  string   `json:"message"`         // one line: what is wrong
-	Why      string   `json:"why,omitempty"`
-	Fix      string   `json:"fix,omitempty"`
+	// Location is Where split into file, line and column (set by Run;
+	// absent without Where).
+	Location *Location `json:"location,omitempty"`
+	Hosts    []string  `json:"hosts,omitempty"` // hosts the setting affects (where it wins)
+	Message  string    `json:"message"`         // one line: what is wrong
+	Why      string    `json:"why,omitempty"`
+	Fix      string    `json:"fix,omitempty"`
+}
+
+// Location is a finding's Where as its parts: File relative like Where
+// ("-e" for extra vars), Line and Column from 1 (0: not known).
+type Location struct {
+	File   string `json:"file"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+}
+
+// ParseWhere splits a Where ("file:line:col", "file:line", "file", "-e")
+// into a Location; nil for "".
+func ParseWhere(where string) *Location {
+	if where == "" {
+		return nil
+	}
+	f, l, c := splitWhere(where)
+	return &Location{File: f, Line: l, Column: c}
 }
 
 // Report is the result of Run.
@@ -165,6 +186,9 @@ func (r *Report) finish() {
 		return a.Rule < b.Rule
 	})
 	r.Errors, r.Warnings = 0, 0
+	for i := range r.Findings {
+		r.Findings[i].Location = ParseWhere(r.Findings[i].Where)
+	}
 	for _, f := range r.Findings {
 		switch f.Severity {
 		case SeverityError:

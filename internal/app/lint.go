@@ -2,10 +2,10 @@ package app
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
@@ -18,48 +18,40 @@ func init() {
 	register("lint", "check a kubespray inventory (and -e extra vars) before cluster.yml", runLint)
 }
 
-const lintUsage = `usage: layercheck lint -i INVENTORY [-i ...] [-e EXTRA]... [--format text|json] [--kubespray-version X]
-
-Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
+const lintAbout = `Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
 it: booleans written as strings, kubespray's choices and asserts, networks,
 groups, misspelt and removed variables, and trade-offs.
 
-  -i INVENTORY          inventory source as for ansible-playbook (file or directory), repeatable
-  -e EXTRA              extra vars as for ansible-playbook: k=v, @file, or JSON/YAML; repeatable
-  --format text|json    output format (default text); json is the lint report
-  --kubespray-version X use the bundled kubespray catalogue X (%s) instead of
-                        the kubespray checkout the inventory lives in (or %s)
-  --rules               list the rules and exit
+Findings are grouped by file, then line; each rule's explanation is given
+once (each finding's why with -v). Locations are relative to the current
+directory when the inventory is under it, else to the inventory's
+directory; "-e" means extra vars. The bundled catalogues are %s
+(default %s). Directory sources skip what ansible-core skips
+(ANSIBLE_INVENTORY_IGNORE, ANSIBLE_INVENTORY_IGNORE_REGEX, or ansible.cfg
+[inventory] ignore_extensions and ignore_patterns) and always kubespray's
+artifacts/ and credentials/. Colour: on a terminal unless NO_COLOR is set.
 
-Locations are relative to the inventory's directory; "-e" means extra vars.
-Directory sources skip what ansible-core skips (ANSIBLE_INVENTORY_IGNORE,
-ANSIBLE_INVENTORY_IGNORE_REGEX, or ansible.cfg [inventory] ignore_extensions
-and ignore_patterns) and always kubespray's artifacts/ and credentials/.
-Exit status: 0 no errors (warnings allowed), 1 errors found,
-2 could not run (usage error, unreadable inventory or extra vars).
-`
+Exit status: 0 no errors (warnings allowed), 1 errors found, 2 could not
+run (usage error, unreadable inventory or extra vars).`
 
 func runLint(ctx context.Context, args []string, s Streams) error {
-	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	fs.SetOutput(s.ErrOut)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), lintUsage, strings.Join(kubespray.Versions(), ", "), kubespray.DefaultVersion)
-	}
+	fs := newFlags("lint", "-i INVENTORY [-i ...] [-e EXTRA]... [options]",
+		fmt.Sprintf(lintAbout, strings.Join(kubespray.Versions(), ", "), kubespray.DefaultVersion))
 	var inv, extra multiFlag
-	fs.Var(&inv, "i", "inventory source (repeatable)")
-	fs.Var(&inv, "inventory", "inventory source (repeatable)")
-	fs.Var(&extra, "e", "extra vars (repeatable)")
-	fs.Var(&extra, "extra-vars", "extra vars (repeatable)")
-	format := fs.String("format", "text", "text or json")
-	version := fs.String("kubespray-version", "", "bundled kubespray catalogue to use")
-	listRules := fs.Bool("rules", false, "list the rules")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &ExitError{Code: 2, Msg: err.Error()}
+	fs.multi(&inv, "i", "inventory", "INVENTORY", "inventory source as for ansible-playbook (file or directory), repeatable")
+	fs.multi(&extra, "e", "extra-vars", "EXTRA", "extra vars as for ansible-playbook: k=v, @file, or JSON/YAML; repeatable")
+	format, version, color := "text", "", "auto"
+	var listRules, quiet, verbose bool
+	fs.str(&format, "", "format", "text|json", "text", "output format (default text); json is the lint report")
+	fs.str(&version, "", "kubespray-version", "VERSION", "", "use this bundled kubespray catalogue instead of the kubespray checkout the inventory lives in")
+	fs.str(&color, "", "color", "auto|always|never", "auto", "colour the text output (default auto: on a terminal, unless NO_COLOR is set)")
+	fs.boolean(&quiet, "q", "quiet", "print the counts only (per rule)")
+	fs.boolean(&verbose, "v", "verbose", "add each finding's why")
+	fs.boolean(&listRules, "", "rules", "list the rules and exit")
+	if help, err := fs.parse(args, s); help || err != nil {
+		return err
 	}
-	if *listRules {
+	if listRules {
 		for _, r := range lint.Rules() {
 			sevs := make([]string, len(r.Severities))
 			for i, v := range r.Severities {
@@ -69,22 +61,23 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		}
 		return nil
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	if fs.fs.NArg() > 0 {
+		return fs.usageError(fmt.Sprintf("unexpected argument %q", fs.fs.Arg(0)))
 	}
 	if len(inv) == 0 {
-		fs.Usage()
-		return &ExitError{Code: 2, Msg: "lint: no inventory given (-i)"}
+		return fs.usageError("no inventory given (-i)")
 	}
-	if *format != "text" && *format != "json" {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("lint: --format must be text or json, not %q", *format)}
+	if format != "text" && format != "json" {
+		return fs.usageError(fmt.Sprintf("--format must be text or json, not %q", format))
+	}
+	useColor, err := colorWanted(color, s.Out)
+	if err != nil {
+		return fs.usageError(err.Error())
 	}
 
 	var cat *kubespray.Catalogue
-	var err error
-	if *version != "" {
-		cat, err = kubespray.Bundled(*version)
+	if version != "" {
+		cat, err = kubespray.Bundled(version)
 	} else {
 		cat, err = kubespray.ForInventory(inv)
 	}
@@ -110,13 +103,54 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 	rep := lint.Run(lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat})
 
-	if err := writeReport(s.Out, *format, rep, func(w io.Writer) { report.WriteText(w, rep, inv) }); err != nil {
+	relTo := ""
+	if cwd, err := os.Getwd(); err == nil {
+		relTo = report.Relocate(rep, inventoryDir(inv[0]), cwd)
+	}
+	opts := report.TextOptions{Sources: inv, Color: useColor, Quiet: quiet, Verbose: verbose, RelativeTo: relTo}
+	if err := writeReport(s.Out, format, rep, func(w io.Writer) { report.WriteText(w, rep, opts) }); err != nil {
 		return err
 	}
 	if rep.Errors > 0 {
 		return &ExitError{Code: 1}
 	}
 	return nil
+}
+
+// inventoryDir is the absolute directory of an inventory source: the
+// source itself when it is a directory, else its directory.
+func inventoryDir(src string) string {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return src
+	}
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		return abs
+	}
+	return filepath.Dir(abs)
+}
+
+// colorWanted decides --color: always, never, or auto (out is a terminal,
+// NO_COLOR unset or empty, TERM not "dumb"; https://no-color.org).
+func colorWanted(mode string, out io.Writer) (bool, error) {
+	switch mode {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto":
+	default:
+		return false, fmt.Errorf("--color must be auto, always or never, not %q", mode)
+	}
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false, nil
+	}
+	f, ok := out.(*os.File)
+	if !ok {
+		return false, nil
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0, nil
 }
 
 // lintIgnore is what a directory source skips for lint: Ansible's
