@@ -79,6 +79,10 @@ type Finding struct {
 	Message  string    `json:"message"`         // one line: what is wrong
 	Why      string    `json:"why,omitempty"`
 	Fix      string    `json:"fix,omitempty"`
+	// SuppressedBy says what silenced a finding listed in
+	// Report.Suppressed: "comment file:line", "config FILE" or
+	// "baseline FILE". Empty for a reported finding.
+	SuppressedBy string `json:"suppressed_by,omitempty"`
 }
 
 // Location is a finding's Where as its parts: File relative like Where
@@ -110,6 +114,9 @@ type Report struct {
 	Errors              int       `json:"errors"`
 	Warnings            int       `json:"warnings"`
 	Findings            []Finding `json:"findings"`
+	// Suppressed are the findings a suppression silenced (see
+	// lint/report): not counted in Errors and Warnings, not in Findings.
+	Suppressed []Finding `json:"suppressed,omitempty"`
 }
 
 // Input is what Run checks.
@@ -169,6 +176,10 @@ func (r *Report) ForHost(host string) *Report {
 	out.finish()
 	return out
 }
+
+// Recount sorts the findings and counts errors and warnings again, after
+// findings were moved to Suppressed.
+func (r *Report) Recount() { r.finish() }
 
 // finish sorts the findings and counts errors and warnings.
 func (r *Report) finish() {

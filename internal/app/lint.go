@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
@@ -31,6 +30,14 @@ directory; "-e" means extra vars. The bundled catalogues are %s
 [inventory] ignore_extensions and ignore_patterns) and always kubespray's
 artifacts/ and credentials/. Colour: on a terminal unless NO_COLOR is set.
 
+Suppressions: a comment "# layercheck: ignore[RULE]" (or "ignore[A, B]",
+or "ignore" for every rule) on the finding's line, or on a comment line
+right above it, in YAML or INI; the configuration .layercheck.yml in the
+inventory directory (or --config) with skip_rules: [RULE...] and
+skip_variables: [NAME...]; a baseline (--baseline). Suppressed findings do
+not count for the exit status; the summary counts them and the JSON report
+lists them under "suppressed" with what suppressed them.
+
 Exit status: 0 no errors (warnings allowed), 1 errors found, 2 could not
 run (usage error, unreadable inventory or extra vars).`
 
@@ -48,6 +55,10 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	fs.boolean(&quiet, "q", "quiet", "print the counts only (per rule)")
 	fs.boolean(&verbose, "v", "verbose", "add each finding's why")
 	fs.boolean(&listRules, "", "rules", "list the rules and exit")
+	var configFile, baselineFile, writeBaseline string
+	fs.str(&configFile, "", "config", "FILE", "", "lint configuration (default: .layercheck.yml in the inventory directory, if there)")
+	fs.str(&baselineFile, "", "baseline", "FILE", "", "suppress the findings listed in this baseline: only new findings count")
+	fs.str(&writeBaseline, "", "write-baseline", "FILE", "", "write every finding to this baseline file (then exit 0 unless the lint could not run)")
 	if help, err := fs.parse(args, s); help || err != nil {
 		return err
 	}
@@ -103,31 +114,42 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 	rep := lint.Run(lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat})
 
-	relTo := ""
-	if cwd, err := os.Getwd(); err == nil {
-		relTo = report.Relocate(rep, inventoryDir(inv[0]), cwd)
+	dir := report.InventoryDir(inv[0])
+	sup := report.Suppressions{Base: dir, Comments: true}
+	if rep.LocationsRelativeTo != "" {
+		sup.Base = rep.LocationsRelativeTo
 	}
-	opts := report.TextOptions{Sources: inv, Color: useColor, Quiet: quiet, Verbose: verbose, RelativeTo: relTo}
+	if configFile != "" || dir != "" {
+		if sup.Config, err = report.LoadConfig(configFile, dir); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: " + err.Error()}
+		}
+	}
+	if baselineFile != "" {
+		if sup.Baseline, err = report.ReadBaseline(baselineFile); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: " + err.Error()}
+		}
+	}
+	sup.Apply(rep)
+	if writeBaseline != "" {
+		if err := report.WriteBaseline(writeBaseline, rep); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: " + err.Error()}
+		}
+		fmt.Fprintf(s.ErrOut, "layercheck: wrote %d finding(s) to the baseline %s\n", len(rep.Findings)+len(rep.Suppressed), writeBaseline)
+	}
+
+	relTo := ""
+	if cwd, err := os.Getwd(); err == nil && dir != "" {
+		relTo = report.Relocate(rep, dir, cwd)
+	}
+	opts := report.TextOptions{Sources: inv, Color: useColor, Quiet: quiet, Verbose: verbose, RelativeTo: relTo,
+		Suppressed: report.SuppressedCounts(rep)}
 	if err := writeReport(s.Out, format, rep, func(w io.Writer) { report.WriteText(w, rep, opts) }); err != nil {
 		return err
 	}
-	if rep.Errors > 0 {
+	if rep.Errors > 0 && writeBaseline == "" {
 		return &ExitError{Code: 1}
 	}
 	return nil
-}
-
-// inventoryDir is the absolute directory of an inventory source: the
-// source itself when it is a directory, else its directory.
-func inventoryDir(src string) string {
-	abs, err := filepath.Abs(src)
-	if err != nil {
-		return src
-	}
-	if st, err := os.Stat(abs); err == nil && st.IsDir() {
-		return abs
-	}
-	return filepath.Dir(abs)
 }
 
 // colorWanted decides --color: always, never, or auto (out is a terminal,

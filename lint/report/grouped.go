@@ -15,6 +15,9 @@ func Summary(r *lint.Report) string {
 	if info := len(r.Findings) - r.Errors - r.Warnings; info > 0 {
 		s += fmt.Sprintf(", %d info", info)
 	}
+	if n := len(r.Suppressed); n > 0 {
+		s += fmt.Sprintf(", %d suppressed", n)
+	}
 	return s + " (" + r.Catalogue + ")"
 }
 

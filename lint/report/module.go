@@ -109,6 +109,18 @@ func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error)
 		return nil, err
 	}
 	rep := lint.Run(lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved})
+	// The suppressions layercheck lint applies too (comments and the
+	// inventory's .layercheck.yml), so the playbook and the CLI agree.
+	if dir := InventoryDir(o.Inventory[0]); dir != "" {
+		sup := Suppressions{Base: dir, Comments: true}
+		if rep.LocationsRelativeTo != "" {
+			sup.Base = rep.LocationsRelativeTo
+		}
+		if sup.Config, err = LoadConfig("", dir); err != nil {
+			return nil, err
+		}
+		sup.Apply(rep)
+	}
 
 	lines := make([]string, 0, len(rep.Findings))
 	for _, f := range rep.Findings {

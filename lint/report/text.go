@@ -244,8 +244,16 @@ func Relocate(r *lint.Report, dir, cwd string) string {
 	if err != nil || prefix == ".." || strings.HasPrefix(prefix, "../") || filepath.IsAbs(prefix) {
 		return ""
 	}
-	for i := range r.Findings {
-		f := &r.Findings[i]
+	for _, list := range [][]lint.Finding{r.Findings, r.Suppressed} {
+		relocate(list, prefix, cwd)
+	}
+	r.LocationsRelativeTo = cwd
+	return "the current directory"
+}
+
+func relocate(list []lint.Finding, prefix, cwd string) {
+	for i := range list {
+		f := &list[i]
 		if f.Location == nil || f.Location.File == "-e" {
 			continue
 		}
@@ -262,6 +270,4 @@ func Relocate(r *lint.Report, dir, cwd string) string {
 		f.Where = file + strings.TrimPrefix(f.Where, f.Location.File)
 		f.Location.File = file
 	}
-	r.LocationsRelativeTo = cwd
-	return "the current directory"
 }
