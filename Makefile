@@ -6,7 +6,9 @@ export CGO_ENABLED := 0
 
 MODULES := inventory_lint node_facts cluster_facts
 ARCHES  := amd64 arm64
-MODULE_BINS := $(foreach m,$(MODULES),$(foreach a,$(ARCHES),plugins/modules/$(m)_linux_$(a)))
+# The per-arch binaries live in plugins/bin, not plugins/modules: Ansible
+# would take each for a module of its own (ansible-doc -l warnings).
+MODULE_BINS := $(foreach m,$(MODULES),$(foreach a,$(ARCHES),plugins/bin/$(m)_linux_$(a)))
 VERSION := $(shell awk '/^version:/ {print $$2}' galaxy.yml 2>/dev/null)
 
 .PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness
@@ -24,7 +26,7 @@ bin/layercheck: FORCE
 
 modules: $(MODULE_BINS)
 
-plugins/modules/%: FORCE
+plugins/bin/%: FORCE
 	@m=$$(echo $* | sed -E 's/_linux_(amd64|arm64)$$//'); a=$$(echo $* | sed -E 's/.*_//'); \
 	  echo "GOOS=linux GOARCH=$$a go build ./cmd/$$m -> $@"; \
 	  GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags='-s -w' -o $@ ./cmd/$$m

@@ -238,7 +238,7 @@ func TestInstalledCollection(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"MANIFEST.json", "README.md", "LICENSE", "meta/runtime.yml", "plugins/action/inventory_lint.py",
-		"plugins/modules/inventory_lint.yml", "plugins/modules/inventory_lint_linux_amd64", "plugins/modules/inventory_lint_linux_arm64",
+		"plugins/modules/inventory_lint.yml", "plugins/bin/inventory_lint_linux_amd64", "plugins/bin/inventory_lint_linux_arm64",
 		"roles/lint/meta/argument_specs.yml", "roles/lint/tasks/run.yml", "playbooks/lint.yml"} {
 		if !files[f] {
 			t.Errorf("tarball lacks %s", f)
@@ -250,6 +250,7 @@ func TestInstalledCollection(t *testing.T) {
 		t.Fatalf("ansible-galaxy collection install (exit %d):\n%s", r.code, r.out)
 	}
 	e = append(e, "ANSIBLE_COLLECTIONS_PATH="+colls)
+	assertDocList(t, e)
 	r = run(t, work, e, "ansible-doc", "layercheck.kubespray.inventory_lint")
 	if r.code != 0 {
 		t.Fatalf("ansible-doc (exit %d):\n%s", r.code, r.out)

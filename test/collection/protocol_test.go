@@ -153,3 +153,28 @@ func TestDocFromCheckout(t *testing.T) {
 		t.Errorf("ansible-doc -t role: want the role's argument spec (exit %d):\n%s", r.code, r.out)
 	}
 }
+
+// ansible-doc -l lists the three modules and nothing else, without a
+// warning: the per-arch binaries in plugins/bin are not taken for modules.
+func assertDocList(t *testing.T, e []string) {
+	t.Helper()
+	r := run(t, t.TempDir(), e, "ansible-doc", "-l", "layercheck.kubespray")
+	if r.code != 0 {
+		t.Fatalf("ansible-doc -l (exit %d):\n%s", r.code, r.out)
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			names = append(names, f[0])
+		}
+	}
+	want := []string{"layercheck.kubespray.cluster_facts", "layercheck.kubespray.inventory_lint", "layercheck.kubespray.node_facts"}
+	if strings.Join(names, " ") != strings.Join(want, " ") || strings.Contains(r.out, "WARNING") {
+		t.Errorf("ansible-doc -l layercheck.kubespray: want exactly %v and no warning, got:\n%s", want, r.out)
+	}
+}
+
+func TestDocListFromCheckout(t *testing.T) {
+	requireBinaries(t)
+	assertDocList(t, env(t, "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(testutil.RepoRoot(), "playbooks", "collections")))
+}
