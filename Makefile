@@ -91,6 +91,7 @@ bench: venv build kube-harness
 	./bench/inventory.sh
 	./bench/node_facts.sh
 	./bench/cluster_requests.sh
+	./bench/sizes.sh
 
 vet:
 	$(GO) vet ./...

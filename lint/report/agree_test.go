@@ -85,3 +85,26 @@ func TestModuleAndCLIAgreeOnSamples(t *testing.T) {
 		})
 	}
 }
+
+// The module applies the suppressions layercheck lint applies from the
+// inventory (comments, .layercheck.yml), so the playbook agrees with it.
+func TestModuleAppliesInventorySuppressions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "broken")
+	testutil.CopyTree(t, filepath.Join(testutil.RepoRoot(), "inventory-samples", "broken"), dir)
+	testutil.WriteTree(t, dir, map[string]string{
+		".layercheck.yml":                   "skip_rules: [string-as-bool]\n",
+		"group_vars/k8s_cluster/addons.yml": "---\nmetrics_server_enabled: true  # layercheck: ignore[metrics-server-tls]\n",
+	})
+	res, err := Run(context.Background(), &Options{Inventory: []string{dir}}, 0)
+	require.NoError(t, err)
+	rep := res.Extra["report"].(*lint.Report)
+	for _, f := range rep.Findings {
+		require.NotEqual(t, "string-as-bool", f.Rule)
+		require.False(t, f.Rule == "metrics-server-tls" && f.Variable == "metrics_server_enabled", "%+v", f)
+	}
+	require.NotEmpty(t, rep.Suppressed)
+	require.Contains(t, res.Extra["summary"], " suppressed (")
+	testutil.WriteTree(t, dir, map[string]string{".layercheck.yml": "skip_rules: [nope]\n"})
+	_, err = Run(context.Background(), &Options{Inventory: []string{dir}}, 0)
+	require.ErrorContains(t, err, "nope")
+}
