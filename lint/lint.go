@@ -72,8 +72,8 @@ type Finding struct {
 	Variable string   `json:"variable,omitempty"`
 	Value    string   `json:"value,omitempty"` // parser.Value.Display(): never vault text
 	Where    string   `json:"where,omitempty"` // "group_vars/all/all.yml:12:15" or "-e"
-	// Location is Where split into file, line and column (set by Run;
-	// absent without Where).
+	// Location is Where split into file, line and column (ParseWhere), for
+	// JSON readers; Run leaves it unset, layercheck lint sets it.
 	Location *Location `json:"location,omitempty"`
 	Hosts    []string  `json:"hosts,omitempty"` // hosts the setting affects (where it wins)
 	Message  string    `json:"message"`         // one line: what is wrong
@@ -197,9 +197,6 @@ func (r *Report) finish() {
 		return a.Rule < b.Rule
 	})
 	r.Errors, r.Warnings = 0, 0
-	for i := range r.Findings {
-		r.Findings[i].Location = ParseWhere(r.Findings[i].Where)
-	}
 	for _, f := range r.Findings {
 		switch f.Severity {
 		case SeverityError:

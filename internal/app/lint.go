@@ -137,6 +137,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		fmt.Fprintf(s.ErrOut, "layercheck: wrote %d finding(s) to the baseline %s\n", len(rep.Findings)+len(rep.Suppressed), writeBaseline)
 	}
 
+	report.Locate(rep)
 	relTo := ""
 	if cwd, err := os.Getwd(); err == nil && dir != "" {
 		relTo = report.Relocate(rep, dir, cwd)

@@ -161,9 +161,9 @@ func (s Suppressions) Apply(r *lint.Report) {
 	keep := r.Findings[:0:0]
 	for _, f := range r.Findings {
 		by := ""
-		if s.Comments && f.Location != nil && f.Location.File != "-e" && f.Location.Line > 0 {
-			if m, at := commentIgnores(read(f.Location.File), f.Location.Line); m != nil && (m["*"] || m[f.Rule]) {
-				by = fmt.Sprintf("comment %s:%d", f.Location.File, at)
+		if loc := lint.ParseWhere(f.Where); s.Comments && loc != nil && loc.File != "-e" && loc.Line > 0 {
+			if m, at := commentIgnores(read(loc.File), loc.Line); m != nil && (m["*"] || m[f.Rule]) {
+				by = fmt.Sprintf("comment %s:%d", loc.File, at)
 			}
 		}
 		if by == "" && s.Config != nil && (skipRule[f.Rule] || (f.Variable != "" && skipVar[f.Variable])) {
@@ -214,8 +214,8 @@ type BaselineEntry struct {
 
 func entry(f lint.Finding) BaselineEntry {
 	e := BaselineEntry{Rule: f.Rule, Variable: f.Variable, Value: f.Value}
-	if f.Location != nil {
-		e.File = f.Location.File
+	if loc := lint.ParseWhere(f.Where); loc != nil {
+		e.File = loc.File
 	}
 	if f.Variable == "" {
 		e.Value = f.Message // a finding about groups: its message says which

@@ -235,6 +235,7 @@ func total(m map[string]int) int {
 // it, and says so: it returns the description of what locations are
 // relative to now ("" when nothing changed); LocationsRelativeTo becomes cwd. Absolute file locations
 // (an -e @file) under cwd become relative too. dir and cwd are absolute.
+// It sets each finding's Location (see Locate).
 func Relocate(r *lint.Report, dir, cwd string) string {
 	base := dir
 	if r.LocationsRelativeTo != "" {
@@ -251,9 +252,20 @@ func Relocate(r *lint.Report, dir, cwd string) string {
 	return "the current directory"
 }
 
+// Locate sets every finding's Location from its Where (reported and
+// suppressed ones).
+func Locate(r *lint.Report) {
+	for _, list := range [][]lint.Finding{r.Findings, r.Suppressed} {
+		for i := range list {
+			list[i].Location = lint.ParseWhere(list[i].Where)
+		}
+	}
+}
+
 func relocate(list []lint.Finding, prefix, cwd string) {
 	for i := range list {
 		f := &list[i]
+		f.Location = lint.ParseWhere(f.Where)
 		if f.Location == nil || f.Location.File == "-e" {
 			continue
 		}
