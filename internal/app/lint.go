@@ -54,6 +54,9 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	fs.str(&color, "", "color", "auto|always|never", "auto", "colour the text output (default auto: on a terminal, unless NO_COLOR is set)")
 	fs.boolean(&quiet, "q", "quiet", "print the counts only (per rule)")
 	fs.boolean(&verbose, "v", "verbose", "add each finding's why")
+	var upgradeFrom, ansibleCore string
+	fs.str(&upgradeFrom, "", "upgrade-from", "VERSION", "", "the bundled kubespray release the cluster runs today: also say what moving to the target release changes (removed variables, changed defaults, ansible-core, skipped releases)")
+	fs.str(&ansibleCore, "", "ansible-core", "X.Y", "", "the ansible-core series cluster.yml will run under (default 2.19): before 2.19 a string boolean does not fail but is read by its Python truth, so \"false\" can silently be true")
 	fs.boolean(&listRules, "", "rules", "list the rules and exit")
 	var configFile, baselineFile, writeBaseline string
 	fs.str(&configFile, "", "config", "FILE", "", "lint configuration (default: .layercheck.yml in the inventory directory, if there)")
@@ -112,7 +115,17 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	for _, w := range loaded.Warnings {
 		fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
 	}
-	rep := lint.Run(lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat})
+	series, err := lint.AnsibleSeries(ansibleCore)
+	if err != nil {
+		return &ExitError{Code: 2, Msg: "lint: --ansible-core: " + err.Error()}
+	}
+	in := lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat, AnsibleCore: series}
+	if upgradeFrom != "" {
+		if in.UpgradeFrom, err = kubespray.Bundled(upgradeFrom); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: --upgrade-from: " + err.Error()}
+		}
+	}
+	rep := lint.Run(in)
 
 	dir := report.InventoryDir(inv[0])
 	sup := report.Suppressions{Base: dir, Comments: true}

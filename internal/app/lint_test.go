@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
 )
 
@@ -141,7 +142,10 @@ func TestHelpAndVersionOfEveryCommand(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		out, errOut, code := runCLI(t, args...)
 		require.Equal(t, 0, code, "%v: %s", args, errOut)
-		assert.Regexp(t, `^layercheck \S+\ncommit: .+\ngo: go1\.\S+ \w+/\w+\nkubespray catalogues: master \(default\), v2\.31\.0\n$`, out, "%v", args)
+		assert.Regexp(t, `^layercheck \S+\ncommit: .+\ngo: go1\.\S+ \w+/\w+\nkubespray catalogues: `+kubespray.DefaultVersion+` \(default\)(, v\d+\.\d+\.\d+)+\n$`, out, "%v", args)
+		for _, v := range kubespray.Versions() {
+			assert.Contains(t, out, " "+v, "%v names the bundled catalogue %s", args, v)
+		}
 	}
 	out, _, code := runCLI(t, "--help")
 	require.Equal(t, 0, code)
