@@ -93,7 +93,7 @@ func TestCheckoutPlaybookBrokenInventory(t *testing.T) {
 	}
 	// -v adds each finding's why, still once.
 	r = run(t, t.TempDir(), env(t), "ansible-playbook", "-v", "-i", inv, lintPlaybook())
-	if n := strings.Count(r.out, "\n    why: ansible-core >= 2.19 fails `when: helm_enabled`"); r.code == 0 || n != 1 {
+	if n := strings.Count(r.out, "\n    why: ansible-core >= 2.19 fails kubespray's `helm_enabled`"); r.code == 0 || n != 1 {
 		t.Errorf("-v: want the failure with helm_enabled's why once, got exit %d and %d:\n%s", r.code, n, r.out)
 	}
 }
