@@ -100,6 +100,16 @@ func TestLintBrokenSampleText(t *testing.T) {
 	if !strings.Contains(out, "         why: ") || !strings.Contains(out, "\x1b[31m") {
 		t.Errorf("-v --color=always: want whys and ANSI colours:\n%s", out)
 	}
+	t.Setenv("NO_COLOR", "1")
+	if out, _, _ = runCLI(t, "lint", "-i", sample("broken"), "--color", "never"); strings.Contains(out, "\x1b[") {
+		t.Errorf("--color never printed colours")
+	}
+	if _, errOut, code := runCLI(t, "lint", "-i", sample("broken"), "--color", "sometimes"); code != 2 || !strings.Contains(errOut, "--color") {
+		t.Errorf("--color sometimes: exit %d, %s", code, errOut)
+	}
+	if on, err := colorWanted("auto", os.Stdout); on || err != nil {
+		t.Errorf("auto with NO_COLOR set: %v %v", on, err)
+	}
 	out, _, _ = runCLI(t, "lint", "-i", sample("broken"), "-q")
 	if strings.Contains(out, "helm_enabled") || !strings.HasPrefix(out, "\nFAILED: 43 error(s)") || !strings.Contains(out, "string-as-bool           29") {
 		t.Errorf("-q: want the counts only:\n%s", out)
