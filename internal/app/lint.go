@@ -155,7 +155,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	if cwd, err := os.Getwd(); err == nil && dir != "" {
 		relTo = report.Relocate(rep, dir, cwd)
 	}
-	opts := report.TextOptions{Sources: inv, Color: useColor, Quiet: quiet, Verbose: verbose, RelativeTo: relTo,
+	opts := report.TextOptions{Sources: inv, Color: useColor, Quiet: quiet, Verbose: verbose, RelativeTo: relTo, AllHosts: len(loaded.Hosts),
 		Suppressed: report.SuppressedCounts(rep)}
 	if err := writeReport(s.Out, format, rep, func(w io.Writer) { report.WriteText(w, rep, opts) }); err != nil {
 		return err

@@ -77,7 +77,7 @@ func TestLintBrokenSampleText(t *testing.T) {
 	// internal/app, outside the inventory, so relative to the inventory).
 	for _, want := range []string{
 		"locations relative to the inventory directory",
-		"\ngroup_vars/k8s_cluster/addons.yml\n  2:15   error   string-as-bool helm_enabled = \"true\" (hosts: ",
+		"\ngroup_vars/k8s_cluster/addons.yml\n  2:15   error   string-as-bool helm_enabled = \"true\" (all 5 hosts): ",
 		"\n         fix: helm_enabled: true\n",
 		"warning unknown-variable metallb_enable = true",
 		"\nRules\n",

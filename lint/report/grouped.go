@@ -33,7 +33,8 @@ func plural(n int, word string) string {
 // summary said once, each finding on one or two lines (where: variable =
 // value (hosts): message, then the fix). why adds each finding's
 // explanation (ansible-playbook -v). listed caps the host names a finding
-// names. With no findings it is the Summary alone.
+// names; a finding affecting all the inventory's hosts (all, when more
+// than one) says so instead. With no findings it is the Summary alone.
 //
 //	layercheck lint: 1 error, 0 warnings (bundled kubespray master 46dbdd3)
 //
@@ -41,7 +42,7 @@ func plural(n int, word string) string {
 //	string-as-bool (1): a kubespray boolean written as "true"/"no"/INI x=true/-e x=true, or 0/1
 //	  group_vars/all/all.yml:3:15: helm_enabled = "true" (hosts: node1, node2): helm_enabled is the str "true", not a boolean
 //	    fix: helm_enabled: true
-func Grouped(r *lint.Report, listed int, why bool) string {
+func Grouped(r *lint.Report, listed, all int, why bool) string {
 	var b strings.Builder
 	b.WriteString(Summary(r))
 	if len(r.Findings) == 0 {
@@ -78,7 +79,7 @@ func Grouped(r *lint.Report, listed int, why bool) string {
 				b.WriteString(": " + s)
 			}
 			for _, f := range fs {
-				b.WriteString("\n  " + FindingLine(f, listed))
+				b.WriteString("\n  " + FindingLine(f, listed, all))
 				if f.Fix != "" {
 					b.WriteString("\n    fix: " + f.Fix)
 				}
@@ -92,10 +93,11 @@ func Grouped(r *lint.Report, listed int, why bool) string {
 }
 
 // FindingLine is the first line of a finding in Grouped: where, variable =
-// value, the hosts (abridged to listed names) and what is wrong.
+// value, the hosts (abridged to listed names; "all N hosts" when they are
+// all the inventory's all hosts, all > 1) and what is wrong.
 //
 //	group_vars/all/all.yml:3:15: helm_enabled = "true" (hosts: node1, node2): helm_enabled is the str "true", not a boolean
-func FindingLine(f lint.Finding, listed int) string {
+func FindingLine(f lint.Finding, listed, all int) string {
 	s := f.Where
 	if f.Variable != "" {
 		if s != "" {
@@ -108,6 +110,8 @@ func FindingLine(f lint.Finding, listed int) string {
 	}
 	if n := len(f.Hosts); n > 0 {
 		switch {
+		case all > 1 && n == all:
+			s += fmt.Sprintf(" (all %d hosts)", n)
 		case listed <= 0:
 			s += fmt.Sprintf(" (%d hosts)", n)
 		case n > listed:

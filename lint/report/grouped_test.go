@@ -18,7 +18,7 @@ func TestGroupedBySeverityAndRule(t *testing.T) {
 		{Rule: "string-as-bool", Severity: lint.SeverityError, Variable: "epel_enabled", Value: `"no"`, Where: "group_vars/all.yml:3:15", Hosts: []string{"a"}, Message: "m", Fix: "epel_enabled: false"},
 		{Rule: "calico-rr", Severity: lint.SeverityWarning, Where: "inventory.ini:17:2", Hosts: []string{"rr1"}, Message: "calico_rr hosts are outside k8s_cluster: rr1"},
 	}}
-	got := Grouped(rep, 2, false)
+	got := Grouped(rep, 2, 0, false)
 	want := `layercheck lint: 3 errors, 1 warning (bundled kubespray master)
 
 ERRORS
@@ -36,12 +36,14 @@ calico-rr (1): ` + ruleSummary("calico-rr") + `
   inventory.ini:17:2 (hosts: rr1): calico_rr hosts are outside k8s_cluster: rr1`
 	assert.Equal(t, want, got)
 	assert.NotContains(t, got, "WHY")
-	verbose := Grouped(rep, 2, true)
+	verbose := Grouped(rep, 2, 0, true)
 	assert.Equal(t, 1, strings.Count(verbose, "    why: WHY1"))
 	assert.Equal(t, 1, strings.Count(verbose, "    why: WHY2"))
+	assert.Contains(t, Grouped(rep, 2, 3, false), `helm_enabled = "true" (all 3 hosts): `)
+	assert.Contains(t, Grouped(rep, 2, 3, false), `epel_enabled = "no" (hosts: a): `)
 
 	clean := &lint.Report{Catalogue: "bundled kubespray v2.31.0", Findings: []lint.Finding{}}
-	require.Equal(t, "layercheck lint: 0 errors, 0 warnings (bundled kubespray v2.31.0)", Grouped(clean, 10, true))
+	require.Equal(t, "layercheck lint: 0 errors, 0 warnings (bundled kubespray v2.31.0)", Grouped(clean, 10, 5, true))
 }
 
 func ruleSummary(id string) string {

@@ -147,7 +147,7 @@ func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error)
 		Msg:      fmt.Sprintf("inventory lint: %d errors, %d warnings (%s)", rep.Errors, rep.Warnings, rep.Catalogue),
 		Warnings: append(append([]string(nil), inv.Warnings...), extraWarnings...),
 		Extra: map[string]any{"report": rep, "lines": lines,
-			"summary": Summary(rep), "text": Grouped(rep, listed, verbosity > 0)},
+			"summary": Summary(rep), "text": Grouped(rep, listed, len(inv.Hosts), verbosity > 0)},
 	}
 	if o.Host != "" {
 		res.AnsibleFacts = map[string]any{"layercheck_lint": ForHost(rep, o.Host, listed)}

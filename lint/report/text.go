@@ -23,6 +23,9 @@ type TextOptions struct {
 	// RelativeTo names the directory locations are relative to, for the
 	// header ("" is the inventory directory or LocationsRelativeTo).
 	RelativeTo string
+	// AllHosts is the number of hosts in the inventory: a finding
+	// affecting them all says "all N hosts".
+	AllHosts int
 	// Suppressed counts findings left out by suppressions, per rule.
 	Suppressed map[string]int
 }
@@ -136,7 +139,7 @@ func writeFindings(w io.Writer, r *lint.Report, o TextOptions) {
 			if f.Location != nil && f.Location.Line > 0 {
 				pos = fmt.Sprintf("%d:%d", f.Location.Line, f.Location.Column)
 			}
-			line := FindingLine(lint.Finding{Variable: f.Variable, Value: f.Value, Hosts: f.Hosts, Message: f.Message}, 6)
+			line := FindingLine(lint.Finding{Variable: f.Variable, Value: f.Value, Hosts: f.Hosts, Message: f.Message}, 6, o.AllHosts)
 			fmt.Fprintf(w, "  %s %s %s %s\n", paint(o.Color, ansiDim, fmt.Sprintf("%-6s", pos)),
 				paint(o.Color, sevColor(f.Severity), fmt.Sprintf("%-7s", f.Severity)), paint(o.Color, ansiBold, f.Rule), line)
 			if f.Fix != "" {

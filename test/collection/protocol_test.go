@@ -116,7 +116,7 @@ func TestResolvedValuesFromAnsible(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("helm_enabled resolved to a str by Ansible passed the lint:\n%s", r.out)
 	}
-	for _, want := range []string{"\nstring-as-bool (1): ", `: helm_enabled = "true" (hosts: node1, node2, node3): helm_enabled is the str "true", not a boolean`,
+	for _, want := range []string{"\nstring-as-bool (1): ", `: helm_enabled = "true" (all 3 hosts): helm_enabled is the str "true", not a boolean`,
 		"\nINFO\nansible-type-mismatch (1): ", "Ansible resolved helm_enabled to the str \"true\""} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.out)

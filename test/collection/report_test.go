@@ -17,6 +17,7 @@ import (
 	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/lint"
 	"github.com/layercheck/layercheck/lint/report"
+	"github.com/layercheck/layercheck/parser"
 )
 
 // cliReport is `layercheck lint --format json` on the sources, run in process.
@@ -55,13 +56,16 @@ func TestPlaybookReportOnBundledSamples(t *testing.T) {
 	assert.Equal(t, cli.Errors, errs, "errors: playbook vs layercheck lint")
 	assert.Equal(t, cli.Warnings, warns, "warnings: playbook vs layercheck lint")
 
+	inv, err := parser.Load(filepath.Join(root, "inventory-samples", "broken"))
+	require.NoError(t, err)
+	all := len(inv.Hosts)
 	same := map[string]int{}
 	for _, f := range cli.Findings {
-		same[report.FindingLine(f, 10)]++
+		same[report.FindingLine(f, 10, all)]++
 	}
 	sawRR := false
 	for _, f := range cli.Findings {
-		line := report.FindingLine(f, 10)
+		line := report.FindingLine(f, 10, all)
 		assert.Equal(t, same[line], strings.Count(r.out, "\n  "+line+"\n"), "finding %q", line)
 		sawRR = sawRR || f.Rule == "calico-rr"
 	}
