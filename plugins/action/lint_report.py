@@ -21,19 +21,23 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
+from ansible.release import __version__ as ansible_core_version
 from ansible.utils.display import Display
 
 display = Display()
+
+# From ansible-core 2.19 a failed result becomes an error event that the
+# default callback prints with the task's source; ReportedFailure avoids
+# it. Before, a result with failed and msg prints just the fatal line.
+_ERROR_EVENTS = tuple(int(x) for x in ansible_core_version.split(".")[:2]) >= (2, 19)
 
 OPTIONS = frozenset(("result", "fail_on_errors", "show_warnings"))
 
 
 class ReportedFailure(AnsibleActionFail):
     """A failure whose details were printed already: the task result holds
-    ``failed`` and ``msg`` only, so Ansible prints no error block (message
-    plus the task's source) repeating what the report said. Before
-    ansible-core 2.19 the property is unused and Ansible prints its usual
-    error block."""
+    ``failed`` and ``msg`` only, so ansible-core >= 2.19 prints no error
+    block (message plus the task's source) repeating what the report said."""
 
     @property
     def omit_exception_key(self):
@@ -70,7 +74,8 @@ class ActionModule(ActionBase):
             display.display(summary)
         result.update(changed=False, msg=summary, errors=errors, warnings=int(report.get("warnings") or 0))
         if errors and fail:
-            raise ReportedFailure(
-                "%s: fix the errors listed above and run again (per-host findings: ansible_facts.layercheck_lint)" % summary,
-                result=result)
+            msg = "%s: fix the errors listed above and run again (per-host findings: ansible_facts.layercheck_lint)" % summary
+            if _ERROR_EVENTS:
+                raise ReportedFailure(msg, result=result)
+            result.update(failed=True, msg=msg)
         return result

@@ -3,6 +3,7 @@ package collection
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,7 +41,9 @@ func TestPinnedAnsibleStringBooleans(t *testing.T) {
 
 	r := runCmd(t, t.TempDir(), envv, playbook, "-i", inv, "-e", extra, "-e", "helm_enabled=false", lintPlaybook())
 	require.NotEqual(t, 0, r.code, "helm_enabled=false passed under ansible-core 2.18:\n%s", r.out)
-	assert.Contains(t, r.out, `helm_enabled is the str \"false\", not a boolean: under ansible-core 2.18 it is TRUE although you wrote \"false\": kubespray acts on it at roles/kubernetes-apps/meta/main.yml:11`)
+	assert.Contains(t, r.out, `helm_enabled is the str "false", not a boolean: under ansible-core 2.18 it is TRUE although you wrote "false": kubespray acts on it at roles/kubernetes-apps/meta/main.yml:11`)
+	assert.Equal(t, 1, strings.Count(r.out, `-e: helm_enabled = "false"`), "the report once:\n%s", r.out)
+	assert.Equal(t, 1, strings.Count(r.out, "fatal: "), "one failure:\n%s", r.out)
 
 	r = runCmd(t, t.TempDir(), envv, playbook, "-i", inv, "-e", extra, "-e", `{"helm_enabled": false}`, lintPlaybook())
 	require.Equal(t, 0, r.code, "a JSON boolean failed under ansible-core 2.18:\n%s", r.out)
