@@ -40,9 +40,10 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	fs.str(&req.Probe.Image, "", "probe-image", "IMAGE", "", "probe image answering /hostname with its pod name (default agnhost netexec)")
 	fs.str(&req.Probe.Path, "", "probe-path", "auto|cluster_ip|service_proxy", "auto", "how the probe is reached (default auto)")
 	fs.integer(&req.Probe.Port, "probe-port", "PORT", 8080, "container port the probe image listens on")
-	var timeout, probeTimeout time.Duration
+	var timeout, probeTimeout, cleanupTimeout time.Duration
 	fs.duration(&timeout, "timeout", 10*time.Second, "time limit per API request")
 	fs.duration(&probeTimeout, "probe-timeout", 120*time.Second, "time limit for each probe")
+	fs.duration(&cleanupTimeout, "probe-cleanup-timeout", 60*time.Second, "time limit for a probe's namespace to be gone after the probe")
 	if help, err := fs.parse(args, s); help || err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 		f := false
 		req.Probe.Enabled = &f
 	}
-	req.Timeout, req.Probe.Timeout = timeout.Seconds(), probeTimeout.Seconds()
+	req.Timeout, req.Probe.Timeout, req.Probe.CleanupTimeout = timeout.Seconds(), probeTimeout.Seconds(), cleanupTimeout.Seconds()
 	rep, err := cluster.RunRequest(ctx, &req)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
@@ -124,6 +125,10 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 		return nil, nil, fmt.Errorf("inventory %s: group kube_control_plane has no host", strings.Join(sources, ", "))
 	}
 	vars := inv.HostVars(inv.Host(o.KubeControlPlane[0]), ev)
+	cat, err := kubespray.ForInventory(sources)
+	if err != nil {
+		return nil, nil, err
+	}
 	var warnings []string
 	rv := reflect.ValueOf(o).Elem()
 	rt := rv.Type()
@@ -141,8 +146,62 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 		if err := setOption(f, v); err != nil {
 			return nil, warnings, fmt.Errorf("%s at %s: %v", name, v.Pos, err)
 		}
+		if w := stringBoolWarning(cat, name, f, v); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	// kube_override_hostname: the Node name of hosts that set one.
+	for _, h := range o.K8sCluster() {
+		v := inv.HostVars(inv.Host(h), ev).Get("kube_override_hostname")
+		if v == nil || v.Kind != parser.KindString || v.Str == "" || v.Str == h {
+			continue
+		}
+		if v.Templated() {
+			if v.Str != "{{ inventory_hostname }}" {
+				warnings = append(warnings, fmt.Sprintf("kube_override_hostname of %s at %s is %s, rendered by Ansible at run time: the Node is looked for as %s (use the cluster_facts module to get the rendered value)", h, v.Pos, v.Display(), h))
+			}
+			continue
+		}
+		if o.NodeNames == nil {
+			o.NodeNames = map[string]string{}
+		}
+		o.NodeNames[h] = v.Str
 	}
 	return o, warnings, nil
+}
+
+// stringBoolWarning is the lint's string-as-bool finding for a boolean
+// option given as a string or an int (-e x=true, INI x=true, "true"), which
+// setOption has read as Ansible's `| bool` would; empty when v is a real
+// boolean or kubespray itself keeps the variable as a string (StringBool,
+// e.g. local_path_provisioner_is_default_storageclass: "true").
+func stringBoolWarning(cat *kubespray.Catalogue, name string, f reflect.Value, v *parser.Value) string {
+	if v.Kind == parser.KindBool || (f.Kind() != reflect.Bool && f.Kind() != reflect.Pointer) {
+		return ""
+	}
+	if d := cat.Lookup(name); d != nil && d.StringBool && v.Kind == parser.KindString {
+		return ""
+	}
+	read := f
+	if read.Kind() == reflect.Pointer {
+		read = read.Elem()
+	}
+	fix := fmt.Sprintf("write %s: %t unquoted at %s", name, read.Bool(), v.Pos)
+	switch v.Origin {
+	case parser.OriginExtraKV:
+		fix = fmt.Sprintf(`pass -e '{"%s": %t}' (-e key=value always gives a string)`, name, read.Bool())
+	case parser.OriginINIHost, parser.OriginINIGroup:
+		fix = fmt.Sprintf("write %s=%s at %s (an INI value is a boolean only as True or False)", name, pyBool(read.Bool()), v.Pos)
+	}
+	return fmt.Sprintf("%s at %s is the %s %s, not a boolean: read here as %t, as `| bool` reads it, but the lint reports it as an error (string-as-bool): ansible-core >= 2.19 fails `when: %s` in cluster.yml; fix: %s",
+		name, v.Pos, v.Kind, v.Display(), read.Bool(), name, fix)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }
 
 func setOption(f reflect.Value, v *parser.Value) error {
