@@ -60,7 +60,7 @@ func TestStringBooleansUnder219(t *testing.T) {
 	extra := `{"layercheck_lint_kubespray_version": "v2.31.0"}`
 	r := run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, "-e", extra, "-e", "helm_enabled=false", lintPlaybook())
 	require.NotEqual(t, 0, r.code, "helm_enabled=false passed under ansible-core 2.19:\n%s", r.out)
-	assert.Contains(t, r.out, `helm_enabled is the str \"false\", not a boolean`)
+	assert.Contains(t, r.out, `-e: helm_enabled = "false" (all 3 hosts): helm_enabled is the str "false", not a boolean`)
 	assert.NotContains(t, r.out, "it is TRUE although")
 	r = run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, "-e", extra, "-e", `{"helm_enabled": false}`, lintPlaybook())
 	require.Equal(t, 0, r.code, "a JSON boolean failed under ansible-core 2.19:\n%s", r.out)
