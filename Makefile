@@ -18,11 +18,12 @@ all: build
 build: bin/layercheck modules
 
 # Stripped (-s -w) and without local paths (-trimpath); the version from
-# galaxy.yml, the commit from git (Go stamps it).
-LDFLAGS := -s -w -X github.com/layercheck/layercheck/internal/app.Version=$(VERSION)
+# galaxy.yml, the commit from git (also when GOFLAGS has -buildvcs=false).
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo ' (modified)')
+LDFLAGS := -s -w -X github.com/layercheck/layercheck/internal/app.Version=$(VERSION) -X 'github.com/layercheck/layercheck/internal/app.Commit=$(COMMIT)'
 
 bin/layercheck: FORCE
-	$(GO) build -trimpath -ldflags='$(LDFLAGS)' -o $@ ./cmd/layercheck
+	$(GO) build -trimpath -ldflags="$(LDFLAGS)" -o $@ ./cmd/layercheck
 
 modules: $(MODULE_BINS)
 

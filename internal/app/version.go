@@ -16,6 +16,10 @@ import (
 // in a plain `go build`.
 var Version = "devel"
 
+// Commit is the git commit, set at build time by the Makefile; empty, the
+// revision Go stamped into the binary is used.
+var Commit = ""
+
 func init() {
 	register("version", "print the version, commit, Go version and bundled kubespray catalogues", runVersion)
 }
@@ -53,10 +57,13 @@ func writeVersion(w io.Writer) {
 	fmt.Fprintf(w, "kubespray catalogues: %s\n", strings.Join(cats, ", "))
 }
 
-// commit is the VCS revision Go stamped into the binary (go build in a
-// git checkout), with "(modified)" for uncommitted changes; "unknown"
-// without one (go test, -buildvcs=false).
+// commit is Commit, else the VCS revision Go stamped into the binary (go
+// build in a git checkout), with "(modified)" for uncommitted changes;
+// "unknown" without one (go test, -buildvcs=false).
 func commit() string {
+	if Commit != "" {
+		return Commit
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
