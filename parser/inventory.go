@@ -47,6 +47,16 @@ type Inventory struct {
 	groupVarsCache map[string]*Map
 	// ignored is the IGNORED regex for directory entries (LoadOptions.Ignore).
 	ignored *regexp.Regexp
+	// bytesRead counts the bytes of every file read, against MaxInventoryBytes.
+	bytesRead int64
+	// limitErr is the first limit hit (MaxHosts, MaxInventoryBytes): it
+	// stops the load even inside a directory source, where parse failures
+	// are only warnings.
+	limitErr error
+	// unparsedWarns is LoadOptions.UnparsedIsWarning.
+	unparsedWarns bool
+	// warned holds the warnings given, so each is given once.
+	warned map[string]bool
 }
 
 // VarsFile is one group_vars or host_vars file.
@@ -57,7 +67,8 @@ type VarsFile struct {
 	// unknown (never decrypted) and Vars is empty.
 	Vault bool
 
-	dir string // the inventory directory whose group_vars/host_vars holds it
+	dir  string // the inventory directory whose group_vars/host_vars holds it
+	size int64  // bytes read
 }
 
 // Group is an inventory group with the variables written for it in

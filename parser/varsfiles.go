@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -120,7 +121,9 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 	close(next)
 	wg.Wait()
 	for _, j := range jobs {
-		inv.Warnings = append(inv.Warnings, j.warnings...)
+		for _, w := range j.warnings {
+			inv.warn(w)
+		}
 		if j.err != nil {
 			known := inv.groups[j.name] != nil
 			if sub == "host_vars" {
@@ -134,6 +137,9 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 			continue
 		}
 		j.vf.dir = dir
+		if inv.bytesRead += j.vf.size; inv.bytesRead > MaxInventoryBytes {
+			return &FileSizeError{Path: j.path, Limit: MaxInventoryBytes, What: "inventory"}
+		}
 		into[j.name] = append(into[j.name], j.vf)
 	}
 	return nil
@@ -216,11 +222,16 @@ func pyExt(name string) string {
 // readVarsFile loads one group_vars/host_vars file. A whole-file vault is
 // not decrypted: Vault is set and a warning returned.
 func readVarsFile(path string) (vf *VarsFile, warnings []string, err error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, 0)
 	if err != nil {
+		var ke *FileKindError
+		var se *FileSizeError
+		if errors.As(err, &ke) || errors.As(err, &se) {
+			return nil, nil, err
+		}
 		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
-	vf = &VarsFile{Path: path, Vars: NewMap()}
+	vf = &VarsFile{Path: path, Vars: NewMap(), size: int64(len(data))}
 	if bytes.HasPrefix(data, []byte("$ANSIBLE_VAULT")) {
 		vf.Vault = true
 		warnings = append(warnings, fmt.Sprintf("%s: whole-file ansible-vault: its variables are not read (never decrypted); ansible-core needs the vault password to load it", path))

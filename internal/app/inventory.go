@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
@@ -16,7 +17,15 @@ func init() {
 // the inventory as ansible-core 2.19's ansible-inventory prints it (JSON,
 // keys sorted, indented by four spaces). Directory sources skip what
 // ansible-core would (ANSIBLE_INVENTORY_IGNORE, ANSIBLE_INVENTORY_IGNORE_REGEX
-// or the ansible.cfg Ansible would read). Errors go to stderr, exit 1.
+// or the ansible.cfg Ansible would read). Errors go to stderr.
+//
+// Exit codes are ansible-inventory's: a top-level source no plugin can
+// parse (a whole-file vault inventory, a document nested too deeply, an
+// unknown alias) is a warning and exits 0; a group_vars/host_vars file that
+// cannot be parsed exits 4 (AnsibleParserError), one nested too deeply 250
+// (ansible-core's RecursionError); anything else, including a FIFO or
+// device where a file is read (on which Ansible would hang) and the size
+// and host limits, exits 1.
 func runInventory(_ context.Context, args []string, s Streams) error {
 	fs := flag.NewFlagSet("inventory", flag.ContinueOnError)
 	fs.SetOutput(s.ErrOut)
@@ -44,9 +53,9 @@ func runInventory(_ context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 1, Msg: "inventory: " + err.Error()}
 	}
-	i, err := parser.LoadWith(parser.LoadOptions{Ignore: ig}, inv...)
+	i, err := parser.LoadWith(parser.LoadOptions{Ignore: ig, UnparsedIsWarning: true}, inv...)
 	if err != nil {
-		return &ExitError{Code: 1, Msg: "inventory: " + err.Error()}
+		return &ExitError{Code: inventoryExitCode(err), Msg: "inventory: " + err.Error()}
 	}
 	for _, w := range i.Warnings {
 		fmt.Fprintln(s.ErrOut, "[WARNING]:", w)
@@ -67,4 +76,17 @@ func runInventory(_ context.Context, args []string, s Streams) error {
 	}
 	_, err = s.Out.Write(append(out, '\n'))
 	return err
+}
+
+// inventoryExitCode is ansible-inventory's exit code for a load error.
+func inventoryExitCode(err error) int {
+	var de *parser.DepthError
+	var ye *parser.YAMLError
+	switch {
+	case errors.As(err, &de):
+		return 250
+	case errors.As(err, &ye):
+		return 4
+	}
+	return 1
 }
