@@ -76,7 +76,8 @@ var (
 	// "name": "value" in JSON
 	reJSONKV = regexp.MustCompile(`"([A-Za-z_][A-Za-z0-9_.\-]*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
 	// name=value, name: value, name = value, name is value in text
-	reTextKV = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_.\-]*)(\s*=\s*|:\s+)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s,;)}\]"']+)`)
+	// (not a file name: "/etc/kubernetes/ssl/ca.key: missing" is no secret)
+	reTextKV = regexp.MustCompile(`(^|[^A-Za-z0-9_/.\-])([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*=[ \t]*|:[ \t]+)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s,;)}\]"']+)`)
 )
 
 // String returns s with every secret masked.
@@ -104,10 +105,10 @@ func (r *Redactor) String(s string) string {
 	})
 	s = reTextKV.ReplaceAllStringFunc(s, func(m string) string {
 		p := reTextKV.FindStringSubmatch(m)
-		if !SecretName(p[1]) || harmless(unquote(p[3])) {
+		if !SecretName(p[2]) || harmless(unquote(p[4])) {
 			return m
 		}
-		return p[1] + p[2] + Mask
+		return p[1] + p[2] + p[3] + Mask
 	})
 	return s
 }
@@ -131,7 +132,7 @@ func harmless(v string) bool {
 	v = strings.TrimSpace(v)
 	return v == "" || boolWord(v) || strings.Contains(v, Mask) || v == "<hidden>" ||
 		v == "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER" || strings.HasPrefix(v, "{{") || strings.HasPrefix(v, "!vault") ||
-		strings.HasPrefix(v, "$ANSIBLE_VAULT") || v == "null" || v == "None" || v == "~"
+		strings.HasPrefix(v, "$ANSIBLE_VAULT") || strings.HasPrefix(v, "-----") || v == "null" || v == "None" || v == "~"
 }
 
 func boolWord(v string) bool {
