@@ -317,11 +317,12 @@ func readArgsFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// NoLogValues are the option values the result must not show: with
-// _ansible_no_log (no_log: true on the task) every string in every user
-// option; otherwise, in the options tagged ansible:"no_log", the values of
-// keys whose name looks secret (redact.SecretName) and of secret-named
-// name=value words. The values themselves are never returned to Ansible.
+// NoLogValues are the option values the result must not show, from the
+// options tagged ansible:"no_log": with _ansible_no_log (no_log: true on
+// the task) every string in them (an "@file" also without its "@");
+// otherwise the values of keys whose name looks secret (redact.SecretName)
+// and of secret-named name=value words. The values themselves are never
+// returned to Ansible.
 func NoLogValues(args *Args, opts any) []string {
 	if args == nil {
 		return nil
@@ -334,6 +335,9 @@ func NoLogValues(args *Args, opts any) []string {
 		case string:
 			if all || redact.SecretName(name) {
 				out = append(out, x)
+				if all && strings.HasPrefix(x, "@") {
+					out = append(out, x[1:])
+				}
 			}
 			for _, w := range strings.Fields(x) {
 				if k, val, ok := strings.Cut(w, "="); ok && redact.SecretName(k) {
@@ -356,7 +360,7 @@ func NoLogValues(args *Args, opts any) []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !args.Internals.NoLog && !masked[k] {
+		if !masked[k] {
 			continue
 		}
 		var v any

@@ -75,6 +75,8 @@ var (
 	reBasic  = regexp.MustCompile(`(?i)\b(authorization["']?\s*[:=]\s*["']?basic)(\s+)([A-Za-z0-9+/]{4,}=*)`)
 	// "name": "value" in JSON
 	reJSONKV = regexp.MustCompile(`"([A-Za-z_][A-Za-z0-9_.\-]*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
+	// \"name\": \"value\" in JSON quoted again (an -e argument in an error)
+	reEscJSONKV = regexp.MustCompile(`\\"([A-Za-z_][A-Za-z0-9_.\-]*)\\"(\s*:\s*)\\"((?:[^"\\]|\\[^"])*)\\"`)
 	// name=value, name: value, name = value, name is value in text
 	// (not a file name: "/etc/kubernetes/ssl/ca.key: missing" is no secret)
 	reTextKV = regexp.MustCompile(`(^|[^A-Za-z0-9_/.\-])([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*=[ \t]*|:[ \t]+)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s,;)}\]"']+)`)
@@ -102,6 +104,13 @@ func (r *Redactor) String(s string) string {
 			return m
 		}
 		return `"` + p[1] + `"` + p[2] + `"` + Mask + `"`
+	})
+	s = reEscJSONKV.ReplaceAllStringFunc(s, func(m string) string {
+		p := reEscJSONKV.FindStringSubmatch(m)
+		if !SecretName(p[1]) || harmless(p[3]) {
+			return m
+		}
+		return `\"` + p[1] + `\"` + p[2] + `\"` + Mask + `\"`
 	})
 	s = reTextKV.ReplaceAllStringFunc(s, func(m string) string {
 		p := reTextKV.FindStringSubmatch(m)

@@ -78,3 +78,9 @@ func TestSecretName(t *testing.T) {
 		assert.False(t, SecretName(n), n)
 	}
 }
+
+func TestEscapedJSON(t *testing.T) {
+	got := String(`-e "{\"ansible_password\": \"NoLog-9999\"": -e:1: did not find expected ',' or '}'`)
+	assert.NotContains(t, got, "NoLog-9999")
+	assert.Contains(t, got, `\"ansible_password\": \"`+Mask+`\"`)
+}
