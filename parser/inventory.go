@@ -67,8 +67,7 @@ type VarsFile struct {
 	// unknown (never decrypted) and Vars is empty.
 	Vault bool
 
-	dir  string // the inventory directory whose group_vars/host_vars holds it
-	size int64  // bytes read
+	dir string // the inventory directory whose group_vars/host_vars holds it
 }
 
 // Group is an inventory group with the variables written for it in

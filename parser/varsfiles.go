@@ -91,6 +91,7 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 		vf         *VarsFile
 		warnings   []string
 		err        error
+		size       int64
 	}
 	var jobs []*job
 	for _, name := range sorted {
@@ -111,6 +112,9 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 		go func() {
 			defer wg.Done()
 			for j := range next {
+				if st, err := os.Stat(j.path); err == nil && st.Mode().IsRegular() {
+					j.size = st.Size()
+				}
 				j.vf, j.warnings, j.err = readVarsFile(j.path)
 			}
 		}()
@@ -121,6 +125,11 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 	close(next)
 	wg.Wait()
 	for _, j := range jobs {
+		if j.size <= MaxFileBytes {
+			if inv.bytesRead += j.size; inv.bytesRead > MaxInventoryBytes {
+				return &FileSizeError{Path: j.path, Limit: MaxInventoryBytes, What: "inventory"}
+			}
+		}
 		for _, w := range j.warnings {
 			inv.warn(w)
 		}
@@ -137,9 +146,6 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 			continue
 		}
 		j.vf.dir = dir
-		if inv.bytesRead += j.vf.size; inv.bytesRead > MaxInventoryBytes {
-			return &FileSizeError{Path: j.path, Limit: MaxInventoryBytes, What: "inventory"}
-		}
 		into[j.name] = append(into[j.name], j.vf)
 	}
 	return nil
@@ -231,7 +237,7 @@ func readVarsFile(path string) (vf *VarsFile, warnings []string, err error) {
 		}
 		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
-	vf = &VarsFile{Path: path, Vars: NewMap(), size: int64(len(data))}
+	vf = &VarsFile{Path: path, Vars: NewMap()}
 	if bytes.HasPrefix(data, []byte("$ANSIBLE_VAULT")) {
 		vf.Vault = true
 		warnings = append(warnings, fmt.Sprintf("%s: whole-file ansible-vault: its variables are not read (never decrypted); ansible-core needs the vault password to load it", path))

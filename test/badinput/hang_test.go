@@ -31,6 +31,7 @@ kube_node
 // `layercheck inventory`, `layercheck lint` and the inventory_lint module,
 // instead of blocking forever.
 func TestFIFOsAreErrorsNotHangs(t *testing.T) {
+	t.Parallel()
 	type place struct {
 		name string
 		// setup makes the inventory in dir and returns the FIFO's path,

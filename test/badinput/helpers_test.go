@@ -29,7 +29,7 @@ import (
 // fails as a hang. Every case here ends in well under a second on an idle
 // machine; the margin is for a busy one. It is a hang detector, not a
 // speed assertion.
-const caseDeadline = 60 * time.Second
+const caseDeadline = 90 * time.Second
 
 // maxRSSBytes is the peak memory any case may use (generous: the cases
 // use tens of MB).

@@ -36,6 +36,7 @@ func deepYAML(depth int) string {
 // --list (a warning and exit 0, as ansible-inventory without a vault
 // password).
 func TestVaultInventoryIsReportedAsVault(t *testing.T) {
+	t.Parallel()
 	vault := testutil.Ansible(t, "ansible-vault")
 	for _, name := range []string{"hosts.ini", "hosts.yml"} {
 		t.Run(name, func(t *testing.T) {
@@ -77,6 +78,7 @@ func TestVaultInventoryIsReportedAsVault(t *testing.T) {
 // as ansible-inventory does (RecursionError), as a source it warns and
 // exits 0 as ansible-inventory does.
 func TestDeepInventoryIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		"deep/hosts.yml":         deepYAML(300),
@@ -112,6 +114,7 @@ func TestDeepInventoryIsRefused(t *testing.T) {
 // Why 2: a .crt that holds only a private key is flagged as a garbage .crt
 // is, and the key never appears in the output.
 func TestKeyOnlyCertificateIsFlagged(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)

@@ -34,6 +34,7 @@ func closedPort(t *testing.T) int {
 // in any format. Each run must also show it read the input (the host or
 // variable name appears), so the scan cannot pass on empty output.
 func TestSecretScanEveryCommandAndFormat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	port := closedPort(t)
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
