@@ -3,11 +3,13 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // nodeResolve resolves every symlink in the node path p inside Env.Root, as
@@ -92,7 +94,53 @@ func nodeRead(env *Env, p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(env.Path(r))
+	return readRegular(env.Path(r))
+}
+
+// maxNodeFileBytes bounds a node file read (configs, certificates,
+// kubeconfigs: kilobytes).
+const maxNodeFileBytes = 64 << 20
+
+// readRegular reads a regular file of at most maxNodeFileBytes without
+// ever blocking: a FIFO, socket or device is an error naming its kind
+// (the *fs.PathError keeps the path for nodeErr).
+func readRegular(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("is a %s, not a file", fileKind(st.Mode()))}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxNodeFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxNodeFileBytes {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxNodeFileBytes)}
+	}
+	return b, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "irregular file"
 }
 
 // statNode stats a node path, following symlinks inside Root.

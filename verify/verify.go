@@ -11,7 +11,6 @@ package verify
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -178,7 +177,8 @@ func (e *Env) Display(p string) string {
 }
 
 // ReadFile reads a node file (absolute node path) under Root.
-func (e *Env) ReadFile(p string) ([]byte, error) { return os.ReadFile(e.Path(p)) }
+// A FIFO or device is an error, never a blocked read.
+func (e *Env) ReadFile(p string) ([]byte, error) { return readRegular(e.Path(p)) }
 
 // Addr returns the address to contact for addr, after AddrMap.
 func (e *Env) Addr(addr string) string {

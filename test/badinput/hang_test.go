@@ -118,3 +118,30 @@ func TestFIFOsAreErrorsNotHangs(t *testing.T) {
 		})
 	}
 }
+
+// Why 1 and 5 for the verify commands: a FIFO as /etc/etcd.env under
+// `layercheck node --root`, and as the kubeconfig of `layercheck cluster`,
+// is a clear error instead of a hang; an empty kubeconfig says so instead
+// of client-go's "try setting KUBERNETES_MASTER".
+func TestVerifyReadersDoNotHang(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"inv/hosts.ini": kubesprayINI, "empty.conf": ""})
+	mkfifo(t, filepath.Join(dir, "root", "etc", "etcd.env"))
+	mkfifo(t, filepath.Join(dir, "admin.conf"))
+
+	r := run(t, dir, nil, bin(t, "layercheck"), "node", "--root", filepath.Join(dir, "root"), "--host", "cp1",
+		"--group", "etcd", "--etcd-member", "cp1", "--layer", "etcd")
+	assert.Equal(t, 1, r.code, r.all())
+	assert.Contains(t, r.stdout, "cannot read /etc/etcd.env: is a FIFO, not a file")
+
+	inv := filepath.Join(dir, "inv", "hosts.ini")
+	r = run(t, dir, nil, bin(t, "layercheck"), "cluster", "--kubeconfig", filepath.Join(dir, "admin.conf"), "-i", inv)
+	assert.Equal(t, 2, r.code, r.all())
+	assert.Contains(t, r.stderr, filepath.Join(dir, "admin.conf")+": is a FIFO, not a file")
+
+	r = run(t, dir, nil, bin(t, "layercheck"), "cluster", "--kubeconfig", filepath.Join(dir, "empty.conf"), "-i", inv)
+	assert.Equal(t, 2, r.code, r.all())
+	assert.Contains(t, r.stderr, "no cluster, user or context to use (empty kubeconfig?)")
+	assert.NotContains(t, r.stderr, "KUBERNETES_MASTER")
+}
