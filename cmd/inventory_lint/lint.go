@@ -38,6 +38,13 @@ type options struct {
 	// KubesprayVersion selects a bundled catalogue instead of the one
 	// found for the inventory (kubespray.ForInventory).
 	KubesprayVersion string `json:"kubespray_version"`
+	// UpgradeFrom names the bundled kubespray release the cluster runs
+	// today: the report then also says what the upgrade changes.
+	UpgradeFrom string `json:"upgrade_from"`
+	// AnsibleCore is the ansible-core running the play ("2.18.6"; the
+	// action plugin sends ansible_version.full): below 2.19 string
+	// booleans are judged by what that ansible-core does with them.
+	AnsibleCore string `json:"ansible_core"`
 	// HostsListed caps the host names kept per finding in per-host reports.
 	HostsListed *int `json:"hosts_listed"`
 	// IgnoreExtensions and IgnorePatterns are Ansible's effective
@@ -124,7 +131,17 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep := lint.Run(lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved})
+	series, err := lint.AnsibleSeries(o.AnsibleCore)
+	if err != nil {
+		return nil, fmt.Errorf("ansible_core: %w", err)
+	}
+	in := lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved, AnsibleCore: series}
+	if o.UpgradeFrom != "" {
+		if in.UpgradeFrom, err = kubespray.Bundled(o.UpgradeFrom); err != nil {
+			return nil, fmt.Errorf("upgrade_from: %w", err)
+		}
+	}
+	rep := lint.Run(in)
 
 	lines := make([]string, 0, len(rep.Findings))
 	for _, f := range rep.Findings {
