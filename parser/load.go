@@ -38,7 +38,7 @@ type LoadOptions struct {
 	// AnsibleInventoryIgnore reads the values Ansible would use.
 	Ignore InventoryIgnore
 	// UnparsedIsWarning makes a top-level source that no plugin can parse
-	// (or a whole-file vault inventory) a warning, as ansible-core does with
+	// (or a whole-file vault inventory, or a missing one) a warning, as ansible-core does with
 	// its default INVENTORY_UNPARSED_IS_FAILED=false
 	// (ansible-inventory --list exits 0); without it such a source is a
 	// *SourceError. Special files, limits and group_vars/host_vars errors
@@ -580,6 +580,11 @@ var invalidGroupChars = regexp.MustCompile(`^[\d\W]|[^\w]`)
 func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 	st, err := os.Stat(src)
 	if err != nil {
+		if top && inv.unparsedWarns && errors.Is(err, fs.ErrNotExist) {
+			// ansible-inventory: "Unable to parse X as an inventory source", exit 0
+			inv.warnf("Unable to parse %s as an inventory source: inventory source not found", src)
+			return false, nil
+		}
 		if top {
 			if errors.Is(err, fs.ErrNotExist) {
 				return false, fmt.Errorf("%s: inventory source not found", src)

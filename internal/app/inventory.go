@@ -19,8 +19,8 @@ func init() {
 // ansible-core would (ANSIBLE_INVENTORY_IGNORE, ANSIBLE_INVENTORY_IGNORE_REGEX
 // or the ansible.cfg Ansible would read). Errors go to stderr.
 //
-// Exit codes are ansible-inventory's: a top-level source no plugin can
-// parse (a whole-file vault inventory, a document nested too deeply, an
+// Exit codes are ansible-inventory's: a missing top-level source, or one no
+// plugin can parse (a whole-file vault inventory, a document nested too deeply, an
 // unknown alias) is a warning and exits 0; a group_vars/host_vars file that
 // cannot be parsed exits 4 (AnsibleParserError), one nested too deeply 250
 // (ansible-core's RecursionError); anything else, including a FIFO or
