@@ -144,8 +144,8 @@ func (inv *Inventory) readCounted(path string) ([]byte, error) {
 	return data, nil
 }
 
-// isLimitError reports whether err is a size, host-count or file-kind error:
-// those stop the whole load even inside a directory source.
+// isLimitError reports whether err is a size or host-count limit: those
+// stop the whole load even inside a directory source.
 func isLimitError(err error) bool {
 	var se *FileSizeError
 	var he *HostLimitError
