@@ -85,7 +85,7 @@ collection: venv modules
 FUZZTIME ?= 30s
 FUZZ_TIMEOUT ?= 2h
 FUZZ_TARGETS := parser:FuzzINI parser:FuzzYAML parser:FuzzJSONInventory parser:FuzzExtraVars \
-	parser:FuzzAnsibleCfg verify:FuzzKubeadmConfig verify:FuzzEtcdEnv verify:FuzzPEM verify:FuzzKubeconfig
+	parser:FuzzAnsibleCfg verify/node:FuzzKubeadmConfig verify/node:FuzzEtcdEnv verify/node:FuzzPEM verify/node:FuzzKubeconfig
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t#*:}; \

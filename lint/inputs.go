@@ -21,6 +21,8 @@ func init() {
 		"kube_pods_subnet too small for the k8s_cluster hosts at kube_network_node_prefix (IPv4 and IPv6), or kubelet_max_pods above what one node's range holds", checkPodSpace)
 	registerRule("hostname", SeverityError,
 		"an inventory hostname kubespray's \"Stop if bad hostname\" rejects (lower-case RFC 1123)", checkHostnames)
+	registerRule("cilium-kube-owner", SeverityError,
+		"kube_network_plugin cilium with kube_owner other than root, which kubespray releases that assert it (master) stop on", checkCiliumOwner)
 	registerRule("calico-settings", SeverityError,
 		"calico_rr used without a valid IPv4 cluster_id, or a calico_pool_name kubespray rejects", checkCalicoSettings)
 }
@@ -235,4 +237,57 @@ func checkCalicoSettings(c *checkCtx) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// ciliumOwnerExpr is the assert of "Stop if kube_owner is not root when
+// using cilium" (preinstall's 0040-verify-settings.yml, kubespray master).
+const ciliumOwnerExpr = "kube_owner == 'root'"
+
+func checkCiliumOwner(c *checkCtx) []Finding {
+	if c.cat.Release == nil {
+		return nil
+	}
+	src, ok := c.cat.Release.Exprs[ciliumOwnerExpr]
+	if !ok {
+		return nil // this release does not make the check
+	}
+	cluster, _ := c.groupHosts("k8s_cluster")
+	var hosts []string
+	var at use
+	for _, h := range cluster {
+		if c.plugin(h) != "cilium" {
+			continue
+		}
+		if ig, _ := c.value(h, "ignore_assert_errors"); boolOf(ig, false) {
+			continue
+		}
+		v, set := c.value(h, "kube_owner")
+		if s, _ := strValue(v); s == "root" {
+			continue
+		}
+		if len(hosts) == 0 {
+			at = use{name: "kube_owner", ours: c.vars[h].Get("kube_owner"), judge: v}
+			if !set {
+				pv, _ := c.value(h, "kube_network_plugin")
+				at = use{name: "kube_network_plugin", ours: c.vars[h].Get("kube_network_plugin"), judge: pv}
+			}
+		}
+		hosts = append(hosts, h)
+	}
+	if len(hosts) == 0 {
+		return nil
+	}
+	at.hosts = hosts
+	f := c.finding("cilium-kube-owner", SeverityError, at)
+	owner := "its default"
+	if d := c.cat.Lookup("kube_owner"); d != nil {
+		owner = fmt.Sprintf("its default %q", fmt.Sprint(d.Default))
+	}
+	if at.name == "kube_owner" && at.ours != nil {
+		owner = at.judge.Display()
+	}
+	f.Message = fmt.Sprintf("kube_network_plugin is cilium but kube_owner is %s, not root", owner)
+	f.Why = fmt.Sprintf("kubespray %s stops at %s (\"Stop if kube_owner is not root when using cilium\"): cilium's init containers run as UID 0 without CAP_DAC_OVERRIDE, so the host paths they write (/opt/cni/bin) must be owned by root (kubespray#13378).", releaseName(c.cat), src)
+	f.Fix = "set kube_owner: root in group_vars/k8s_cluster"
+	return []Finding{f}
 }

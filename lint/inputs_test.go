@@ -61,3 +61,29 @@ func TestInputChecks(t *testing.T) {
 		none(t, r, id, "")
 	}
 }
+
+// ipip and vxlan both Always break kubespray's two twin asserts of one
+// task: one finding, naming both settings.
+func TestOneFindingPerMistake(t *testing.T) {
+	r := lintTree(t, writeTree(t, map[string]string{
+		"hosts.ini":              testutil.ThreeNodeINI,
+		"group_vars/all/all.yml": "calico_ipip_mode: Always\ncalico_vxlan_mode: Always\n",
+	}))
+	fs := find(r, "kubespray-assert", "")
+	if assert.Len(t, fs, 1, dump(r)) {
+		assert.Contains(t, fs[0].Message, "calico_vxlan_mode in ['Never'] (calico-ipip-excludes-vxlan); and calico_ipip_mode in ['Never'] (calico-vxlan-excludes-ipip)")
+		assert.Contains(t, fs[0].Why, "calico_ipip_mode = \"Always\", set at calico_ipip_mode (group_vars/all/all.yml:1:19)")
+	}
+}
+
+// kubespray master stops on cilium with kube_owner other than root, and
+// its default is "kube"; v2.31.0 has no such check.
+func TestCiliumKubeOwner(t *testing.T) {
+	dir := writeTree(t, map[string]string{"hosts.ini": testutil.ThreeNodeINI, "group_vars/k8s_cluster/main.yml": "kube_network_plugin: cilium\n"})
+	f := one(t, lintWith(t, "master", dir), "cilium-kube-owner", "kube_network_plugin")
+	assert.Equal(t, `kube_network_plugin is cilium but kube_owner is its default "kube", not root`, f.Message)
+	assert.Contains(t, f.Why, "roles/kubernetes/preinstall/tasks/0040-verify-settings.yml:73")
+	none(t, lintWith(t, "v2.31.0", dir), "cilium-kube-owner", "")
+	dir = writeTree(t, map[string]string{"hosts.ini": testutil.ThreeNodeINI, "group_vars/k8s_cluster/main.yml": "kube_network_plugin: cilium\nkube_owner: root\n"})
+	none(t, lintWith(t, "master", dir), "cilium-kube-owner", "")
+}

@@ -35,6 +35,7 @@
 //	network-plugin-none    warning  kube_network_plugin: none (kubespray installs no pod network)
 //	pod-address-space      error    pods subnet too small for the nodes at the node prefix (IPv4/IPv6), or kubelet_max_pods too big
 //	hostname               error    a host name kubespray's "Stop if bad hostname" rejects
+//	cilium-kube-owner      error    cilium with kube_owner other than root (releases that assert it: master)
 //	calico-settings        error    calico_rr without a valid IPv4 cluster_id, an invalid calico_pool_name
 //	upgrade-path           error    --upgrade-from: a skip of more than one kubespray minor release
 //	upgrade-removed        warning  --upgrade-from: a variable set that the target release no longer defines

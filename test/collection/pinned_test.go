@@ -48,3 +48,17 @@ func TestPinnedAnsibleStringBooleans(t *testing.T) {
 		recap(t, r.out, h, "unreachable=0    failed=0")
 	}
 }
+
+// The same under ansible-core 2.19 (.venv, the ansible-core of ansible 12):
+// the string fails kubespray's condition, said with 2.19's wording.
+func TestStringBooleansUnder219(t *testing.T) {
+	requireBinaries(t)
+	inv := inventory(t, false)
+	extra := `{"layercheck_lint_kubespray_version": "v2.31.0"}`
+	r := run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, "-e", extra, "-e", "helm_enabled=false", lintPlaybook())
+	require.NotEqual(t, 0, r.code, "helm_enabled=false passed under ansible-core 2.19:\n%s", r.out)
+	assert.Contains(t, r.out, `helm_enabled is the str \"false\", not a boolean`)
+	assert.NotContains(t, r.out, "it is TRUE although")
+	r = run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, "-e", extra, "-e", `{"helm_enabled": false}`, lintPlaybook())
+	require.Equal(t, 0, r.code, "a JSON boolean failed under ansible-core 2.19:\n%s", r.out)
+}
