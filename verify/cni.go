@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 )
@@ -54,7 +53,7 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 		return nil, nil, fmt.Errorf("%w: %s is not a Kubernetes node", ErrNotApplicable, host)
 	}
 	f := &CNIFacts{Plugin: o.KubeNetworkPlugin, Interfaces: []CNIInterface{}, Ports: []CNIPort{}, NodeInterfaces: []string{}}
-	ents, err := os.ReadDir(env.Path("/sys/class/net"))
+	ents, err := env.fsys().ReadDir(env.Path("/sys/class/net"))
 	if err != nil {
 		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", nodeErr(err))
 	}

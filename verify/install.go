@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"net/netip"
-	"os"
 	"path"
 	"strings"
 
@@ -206,7 +205,7 @@ func (installLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 	// Downloads: information only.
 	if o.LocalReleaseDir != "" {
 		dir := o.LocalReleaseDir
-		ents, err := os.ReadDir(env.Path(dir))
+		ents, err := env.fsys().ReadDir(env.Path(dir))
 		switch {
 		case err == nil:
 			for _, e := range ents {

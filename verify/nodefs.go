@@ -29,7 +29,7 @@ func nodeResolve(env *Env, p string) (string, error) {
 			continue
 		}
 		next := path.Join(cur, part)
-		fi, err := os.Lstat(env.Path(next))
+		fi, err := env.fsys().Lstat(env.Path(next))
 		if err != nil {
 			return "", err
 		}
@@ -40,7 +40,7 @@ func nodeResolve(env *Env, p string) (string, error) {
 		if hops++; hops > 40 {
 			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
 		}
-		target, err := os.Readlink(env.Path(next))
+		target, err := env.fsys().Readlink(env.Path(next))
 		if err != nil {
 			return "", err
 		}
@@ -64,7 +64,7 @@ func splitNode(p string) []string {
 // nodeList lists the names of the regular files (after symlinks) in a node
 // directory, sorted; a missing directory gives an error.
 func nodeList(env *Env, dir string) ([]string, error) {
-	ents, err := os.ReadDir(env.Path(dir))
+	ents, err := env.fsys().ReadDir(env.Path(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func nodeExists(env *Env, p string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = os.Stat(env.Path(r))
+	_, err = env.fsys().Stat(env.Path(r))
 	return err == nil
 }
 
@@ -92,7 +92,7 @@ func nodeRead(env *Env, p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(env.Path(r))
+	return env.fsys().ReadFile(env.Path(r))
 }
 
 // statNode stats a node path, following symlinks inside Root.
@@ -101,7 +101,7 @@ func statNode(env *Env, p string) (os.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.Stat(env.Path(r))
+	return env.fsys().Stat(env.Path(r))
 }
 
 // nodeErr is err without the Root-prefixed path a *fs.PathError carries,

@@ -11,7 +11,6 @@ package verify
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -152,6 +151,12 @@ type Env struct {
 	// Cmder runs node programs (e.g. `helm version --short` when the
 	// binary carries no readable version); nil means never run any.
 	Cmder Cmder
+	// FS reads the node's files (paths from Path); nil means this
+	// machine's file system. `layercheck verify` gives one over SFTP.
+	FS NodeFS
+	// Dial opens the layers' connections (etcd, DNS over TCP) from the
+	// node; nil means dial from this machine (DNS over UDP).
+	Dial DialFunc
 }
 
 // Systemd reads the state of a unit as `systemctl show` gives it.
@@ -178,7 +183,7 @@ func (e *Env) Display(p string) string {
 }
 
 // ReadFile reads a node file (absolute node path) under Root.
-func (e *Env) ReadFile(p string) ([]byte, error) { return os.ReadFile(e.Path(p)) }
+func (e *Env) ReadFile(p string) ([]byte, error) { return e.fsys().ReadFile(e.Path(p)) }
 
 // Addr returns the address to contact for addr, after AddrMap.
 func (e *Env) Addr(addr string) string {
