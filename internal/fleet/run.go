@@ -11,6 +11,7 @@ import (
 
 	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/cluster"
 )
 
 // StatusUnreachable is a host layercheck could not connect to (Ansible's
@@ -56,6 +57,18 @@ type Report struct {
 	Status  verify.Status `json:"status"`
 	Hosts   []*HostReport `json:"hosts"`
 	Summary Summary       `json:"summary"`
+	// Cluster is the cluster layers' report, run once (nil when not run;
+	// ClusterSkipped says why).
+	Cluster        *cluster.Report `json:"cluster,omitempty"`
+	ClusterSkipped string          `json:"cluster_skipped,omitempty"`
+}
+
+// AddCluster folds the cluster layers' report into the run's status.
+func (r *Report) AddCluster(c *cluster.Report) {
+	r.Cluster = c
+	if c != nil && c.Status != verify.StatusSkipped {
+		r.Status = verify.Worse(r.Status, c.Status)
+	}
 }
 
 // Summary counts hosts by status.
