@@ -210,8 +210,8 @@ type junitProblem struct {
 	Text    string `xml:",chardata"`
 }
 
-// junitCaseOf is one check as a JUnit testcase: failed and warned checks
-// are failures, checks that could not run errors, skipped ones skipped;
+// junitCaseOf is one check as a JUnit testcase: failed checks are
+// failures, checks that could not run errors, skipped ones skipped;
 // the text holds the message and the remedy.
 func junitCaseOf(classname string, r verify.Result) junitCase {
 	c := junitCase{Name: r.Layer + ": " + r.Check, Classname: classname}
@@ -220,8 +220,12 @@ func junitCaseOf(classname string, r verify.Result) junitCase {
 		text += "\nfix: " + r.Remediation
 	}
 	switch r.Status {
-	case verify.StatusFail, verify.StatusWarn:
+	case verify.StatusFail:
 		c.Failure = &junitProblem{Message: r.Msg, Type: string(r.Status), Text: text}
+	case verify.StatusWarn:
+		// A warning does not fail the host (as layercheck_verify_fail_on_warn
+		// defaults to false): it passes, with the warning in its output.
+		c.SystemOut = "WARN: " + text
 	case verify.StatusError:
 		c.Error = &junitProblem{Message: r.Msg, Type: "error", Text: text}
 	case verify.StatusSkipped:
