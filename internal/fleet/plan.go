@@ -82,15 +82,11 @@ func Plan(inv *parser.Inventory, extra *parser.Map, limit string) ([]*Host, []st
 	if len(hosts) == 0 {
 		return nil, nil, fmt.Errorf("no host to verify: groups k8s_cluster and etcd are empty%s", map[bool]string{true: " after --limit " + limit}[limit != ""])
 	}
+	// A jump host named as an inventory host is reached with its own
+	// variables (kubespray's bastion group); any other name is an address.
 	lookup := func(name string) *parser.Map {
 		if h := inv.Host(name); h != nil {
 			return inv.HostVars(h, extra)
-		}
-		for _, h := range inv.Hosts {
-			hv := inv.HostVars(h, extra)
-			if v := hv.Get("ansible_host"); v != nil && v.Kind == parser.KindString && v.Str == name {
-				return hv
-			}
 		}
 		return nil
 	}

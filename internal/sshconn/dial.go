@@ -227,6 +227,7 @@ func hostKeyCallback(t *Target, opts Options) (ssh.HostKeyCallback, []string, er
 		if !errors.As(err, &ke) {
 			return err
 		}
+		hostname = knownhosts.Normalize(hostname)
 		if len(ke.Want) > 0 {
 			var where []string
 			for _, w := range ke.Want {

@@ -15,7 +15,7 @@ import (
 func TestVerifyHealthyFleet(t *testing.T) {
 	f := newFleet(t, 3, fleetOpts{})
 	inv := f.inventory(t)
-	r := verify(t, "-i", inv, "--format", "json", "--forks", "2")
+	r := runVerify(t, "-i", inv, "--format", "json", "--forks", "2")
 	require.Equal(t, 0, r.Code, "healthy fleet: exit %d\n%s\n%s", r.Code, r.Out, r.Err)
 	rep := parseJSON(t, r)
 	// A healthy generated node warns only where kubespray's defaults do
@@ -52,7 +52,7 @@ func TestVerifyHealthyFleet(t *testing.T) {
 	ok("node3", "dns", "query_coredns")
 	f.noSecrets(t, r.Out+r.Err)
 
-	text := verify(t, "-i", inv)
+	text := runVerify(t, "-i", inv)
 	require.Equal(t, 0, text.Code, text.Out+text.Err)
 	require.Contains(t, text.Out, "HOST")
 	require.Regexp(t, `node2\s+ok\s+`, text.Out)
@@ -93,7 +93,7 @@ func TestVerifyBrokenVariants(t *testing.T) {
 				f.node(tc.host).Vars[k] = v
 			}
 			inv := f.inventory(t)
-			r := verify(t, "-i", inv)
+			r := runVerify(t, "-i", inv)
 			require.Equal(t, 1, r.Code, "broken fleet passed:\n%s\n%s", r.Out, r.Err)
 			head := "[FAIL] " + tc.host + " " + tc.layer + " "
 			require.Contains(t, r.Out, head, r.Out)
@@ -110,7 +110,7 @@ func TestVerifyBrokenVariants(t *testing.T) {
 			f.noSecrets(t, r.Out+r.Err)
 
 			// junit: one testsuite per host, the failure carries the remedy.
-			j := verify(t, "-i", inv, "--format", "junit")
+			j := runVerify(t, "-i", inv, "--format", "junit")
 			require.Equal(t, 1, j.Code)
 			var suites struct {
 				Suites []struct {
@@ -138,7 +138,7 @@ func TestVerifyBrokenVariants(t *testing.T) {
 				}
 			}
 			assert.True(t, found, "no failed %s testcase with a remedy in:\n%s", tc.layer, j.Out)
-			md := verify(t, "-i", inv, "--format", "markdown")
+			md := runVerify(t, "-i", inv, "--format", "markdown")
 			assert.Contains(t, md.Out, "| host | ")
 			assert.Contains(t, md.Out, "- **"+tc.host+"** `"+tc.layer+"`")
 			f.noSecrets(t, j.Out+md.Out)
@@ -150,7 +150,7 @@ func TestVerifyUnreachableHost(t *testing.T) {
 	f := newFleet(t, 3, fleetOpts{})
 	f.node("node3").SSHD.Stop()
 	inv := f.inventory(t)
-	r := verify(t, "-i", inv)
+	r := runVerify(t, "-i", inv)
 	require.Equal(t, 1, r.Code, r.Out+r.Err)
 	require.Contains(t, r.Out, "fatal: [node3]: UNREACHABLE! => connect to 127.0.0.1:")
 	require.Contains(t, r.Out, "connection refused")

@@ -7,6 +7,7 @@ package sshverify
 
 import (
 	"bytes"
+	"encoding/base64"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -153,8 +154,8 @@ type runResult struct {
 	Code     int
 }
 
-// verify runs `layercheck verify` in this process.
-func verify(t *testing.T, args ...string) runResult {
+// runVerify runs `layercheck verify` in this process.
+func runVerify(t *testing.T, args ...string) runResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -206,4 +207,8 @@ func (f *simFleet) noSecrets(t *testing.T, out string) {
 	for _, n := range f.Nodes {
 		n.Tree.AssertNoSecrets(t, out)
 	}
+}
+
+func base64Key(k *testharness.KeyPair) string {
+	return base64.StdEncoding.EncodeToString(k.Public.Marshal())
 }
