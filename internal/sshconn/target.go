@@ -267,14 +267,20 @@ func parseSSHArgs(args []string) (map[string]string, error) {
 		}
 		switch flag {
 		case 'o':
-			k, v, ok := strings.Cut(val, "=")
-			if !ok {
-				k, v, ok = strings.Cut(strings.TrimSpace(val), " ")
-			}
-			if !ok {
+			// "Key=Value" or "Key Value": the key ends at the first '=' or blank.
+			val = strings.TrimSpace(val)
+			i := strings.IndexAny(val, "= \t")
+			if i <= 0 {
 				return nil, fmt.Errorf("-o %q: want Key=Value", val)
 			}
-			set(strings.TrimSpace(k), strings.TrimSpace(v))
+			k, v := val[:i], strings.TrimLeft(val[i:], " \t")
+			v = strings.TrimPrefix(v, "=")
+			// ssh splits a -o value as a config line: quotes group words.
+			v = strings.TrimSpace(v)
+			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+				v = v[1 : len(v)-1]
+			}
+			set(strings.TrimSpace(k), v)
 		case 'i':
 			set("identityfile", val)
 		case 'p':
