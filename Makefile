@@ -9,7 +9,7 @@ ARCHES  := amd64 arm64
 MODULE_BINS := $(foreach m,$(MODULES),$(foreach a,$(ARCHES),plugins/modules/$(m)_linux_$(a)))
 VERSION := $(shell awk '/^version:/ {print $$2}' galaxy.yml 2>/dev/null)
 
-.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness
+.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness ssh-deps
 
 all: build
 
@@ -40,14 +40,20 @@ demo: bin/layercheck
 # Every test that needs only this checkout (builds, ansible-core venv, real
 # servers on loopback are set up by the tests themselves; kube-harness builds
 # the kube-apiserver test/clusterverify starts, once).
-test: venv modules kube-harness
+test: venv modules kube-harness ssh-deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
 # Tests that read ../shared (kubespray data, real inventories, node fixtures
 # and oracles): corpus and oracle comparisons.
-test-shared: venv modules kube-harness
+test-shared: venv modules kube-harness ssh-deps
 	$(GO) test -count=1 -tags shared ./...
+
+# OpenSSH's sshd and sftp-server and sudo, which test/sshverify and
+# bench/fleet.sh start on loopback ports (installed with apt-get when
+# missing; nothing is done when they are there).
+ssh-deps:
+	./scripts/ssh-deps.sh
 
 # kube-apiserver for test/clusterverify, built from k8s.io/kubernetes by the
 # separate module test/kubeharness into .cache/kube/<version>/ (git-ignored);
