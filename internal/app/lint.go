@@ -17,7 +17,7 @@ func init() {
 	register("lint", "check a kubespray inventory (and -e extra vars) before cluster.yml", runLint)
 }
 
-const lintUsage = `usage: layercheck lint -i INVENTORY [-i ...] [-e EXTRA]... [--format text|json] [--kubespray-version X]
+const lintUsage = `usage: layercheck lint -i INVENTORY [-i ...] [-e EXTRA]... [--format text|json|sarif|junit] [--kubespray-version X]
 
 Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
 it: booleans written as strings, kubespray's choices and asserts, networks,
@@ -25,7 +25,8 @@ groups, misspelt and removed variables, and trade-offs.
 
   -i INVENTORY          inventory source as for ansible-playbook (file or directory), repeatable
   -e EXTRA              extra vars as for ansible-playbook: k=v, @file, or JSON/YAML; repeatable
-  --format text|json    output format (default text); json is the lint report
+  --format F            output format: text (default), json (the lint report),
+                        sarif (SARIF 2.1.0 for code scanning), junit (JUnit XML)
   --kubespray-version X use the bundled kubespray catalogue X (%s) instead of
                         the kubespray checkout the inventory lives in (or %s)
   --rules               list the rules and exit
@@ -76,8 +77,8 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		fs.Usage()
 		return &ExitError{Code: 2, Msg: "lint: no inventory given (-i)"}
 	}
-	if *format != "text" && *format != "json" {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("lint: --format must be text or json, not %q", *format)}
+	if *format != "text" && *format != "json" && *format != "sarif" && *format != "junit" {
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("lint: --format must be text, json, sarif or junit, not %q", *format)}
 	}
 
 	var cat *kubespray.Catalogue
@@ -109,7 +110,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 	rep := lint.Run(lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat})
 
-	if err := writeReport(s.Out, *format, rep, func(w io.Writer) { writeText(w, rep, inv) }); err != nil {
+	if err := writeLintReport(s.Out, *format, rep, inv); err != nil {
 		return err
 	}
 	if rep.Errors > 0 {
