@@ -95,7 +95,7 @@ func TestLintSARIF(t *testing.T) {
 			Tool struct {
 				Driver struct {
 					Rules []struct {
-						ID               string `json:"id"`
+						ID               string                `json:"id"`
 						ShortDescription struct{ Text string } `json:"shortDescription"`
 					} `json:"rules"`
 				} `json:"driver"`
