@@ -97,6 +97,9 @@ func Plan(inv *parser.Inventory, extra *parser.Map, limit string) ([]*Host, []st
 		vars := inv.HostVars(h, extra)
 		fh := &Host{Name: h.Name}
 		fh.Target, fh.Err = sshconn.FromHostVars(h.Name, vars, lookup)
+		if fh.Err == nil {
+			fh.Err = roleBecome(fh.Target, vars)
+		}
 		var groups []string
 		for _, g := range inv.GroupsOf(h) {
 			groups = append(groups, g.Name)
@@ -302,6 +305,24 @@ func setField(f reflect.Value, v *parser.Value) error {
 	}
 	if err := json.Unmarshal(data, f.Addr().Interface()); err != nil {
 		return fmt.Errorf("%s: %v", v.Display(), err)
+	}
+	return nil
+}
+
+// roleBecome applies the verify role's become: roles/verify runs node_facts
+// with become: layercheck_verify_become (default true), so unless the
+// inventory sets ansible_become itself, the node is read as root.
+func roleBecome(t *sshconn.Target, vars *parser.Map) error {
+	if v := vars.Get("ansible_become"); v != nil && v.Kind != parser.KindNull {
+		return nil
+	}
+	t.Become = true
+	if v := vars.Get("layercheck_verify_become"); v != nil && v.Kind != parser.KindNull && !v.Templated() {
+		b, err := asBool(v)
+		if err != nil {
+			return fmt.Errorf("host %s: layercheck_verify_become at %s: %v", t.Name, v.Pos, err)
+		}
+		t.Become = b
 	}
 	return nil
 }

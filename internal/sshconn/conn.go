@@ -62,7 +62,7 @@ func (c *Conn) startSFTP(ctx context.Context) error {
 	}
 	done := make(chan res, 1)
 	go func() {
-		if !t.Become {
+		if !t.sudo() {
 			cl, err := sftp.NewClient(c.Client)
 			if err != nil {
 				err = fmt.Errorf("host %s: start the sftp subsystem as %s: %w (is Subsystem sftp enabled in sshd_config?)", t.Name, t.User, err)
@@ -261,7 +261,7 @@ func (s *sshCmd) Output() ([]byte, error) {
 	}
 	defer sess.Close()
 	line := append([]string{"env", "SYSTEMD_PAGER=", "SYSTEMD_COLORS=0", "LC_ALL=C"}, s.argv...)
-	if s.c.Target.Become {
+	if s.c.Target.sudo() {
 		line = append([]string{"sudo", "-n", "-u", s.c.Target.BecomeUser, "--"}, line...)
 	}
 	var stdout, stderr bytes.Buffer

@@ -59,6 +59,11 @@ type Target struct {
 	Where map[string]string
 }
 
+// sudo reports whether commands and SFTP go through sudo: when becoming
+// another user than the login user (Ansible does not need sudo to become
+// the user it is).
+func (t *Target) sudo() bool { return t.Become && t.User != t.BecomeUser }
+
 // Addr is host:port.
 func (t *Target) Addr() string {
 	return netJoin(t.Host, t.Port)

@@ -66,13 +66,15 @@ func TestVerifyBecome(t *testing.T) {
 	f := newFleet(t, 2, fleetOpts{})
 	user := makeSudoUser(t)
 	f.AllVars["ansible_user"] = user
+	f.AllVars["layercheck_verify_become"] = false
 	inv := f.inventory(t)
 
 	r := runVerify(t, "-i", inv, "--format", "json")
 	require.Equal(t, 1, r.Code, "without become the login user cannot read the trees:\n"+r.Out+r.Err)
 	require.Contains(t, r.Out, "permission denied")
 
-	f.AllVars["ansible_become"] = true
+	// The verify role's default: layercheck_verify_become true.
+	delete(f.AllVars, "layercheck_verify_become")
 	inv = f.inventory(t)
 	r = runVerify(t, "-i", inv, "--format", "json")
 	require.Equal(t, 0, r.Code, r.Out+r.Err)
@@ -83,6 +85,7 @@ func TestVerifyBecome(t *testing.T) {
 	}
 
 	// A become password is refused before connecting.
+	f.AllVars["ansible_become"] = true
 	f.AllVars["ansible_become_password"] = "not-sent-anywhere-7731"
 	inv = f.inventory(t)
 	r = runVerify(t, "-i", inv)
