@@ -87,10 +87,11 @@ fuzz:
 	$(GO) test ./parser -run '^$$' -fuzz FuzzYAML -fuzztime 30s
 
 # Benchmarks print figures and ratios; none is asserted in the test suite.
-bench: venv build kube-harness
+bench: venv build kube-harness ssh-deps
 	./bench/inventory.sh
 	./bench/node_facts.sh
 	./bench/cluster_requests.sh
+	./bench/fleet.sh
 
 vet:
 	$(GO) vet ./...
