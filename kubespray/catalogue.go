@@ -1,20 +1,21 @@
 package kubespray
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray/internal/scan"
 	"github.com/layercheck/layercheck/parser"
 )
 
-//go:generate go run ./internal/gen -data ../../shared/kubespray -out .
+//go:generate go run ./internal/gen -data ../../shared/kubespray -src ../../shared/kubespray-src -out .
 
-//go:embed catalogue_*.json
+//go:embed catalogue_*.json.gz
 var bundled embed.FS
 
 // DefaultVersion is the bundled catalogue used when an inventory is not
@@ -33,6 +34,13 @@ const DefaultVersion = "master"
 // tree) and Line, and Scope ("role-defaults", "role-vars",
 // "inventory-sample").
 type Def = scan.Def
+
+// Release is what the generator read from a release's tasks, playbooks
+// and checksums (scan.Release).
+type Release = scan.Release
+
+// Component is one pinned component of a Release (scan.Component).
+type Component = scan.Component
 
 // Var is one variable kubespray defines.
 //
@@ -97,6 +105,9 @@ type Catalogue struct {
 	// Facts are the task-level facts (asserts, removed variables, known
 	// booleans, dynamic groups) of the version, and where they were read.
 	Facts *Facts `json:"-"`
+	// Release holds the release's pinned component versions, ansible-core
+	// range and asserts as generated (nil for a checkout without tasks).
+	Release *Release `json:"-"`
 	// Skipped names kubespray files not read, with why.
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -140,27 +151,64 @@ func Versions() []string {
 	for _, e := range ents {
 		n := e.Name()
 		if v, ok := strings.CutPrefix(n, "catalogue_"); ok {
-			out = append(out, strings.TrimSuffix(v, ".json"))
+			out = append(out, strings.TrimSuffix(v, ".json.gz"))
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// Bundled returns the catalogue of a bundled kubespray version (see
-// Versions); "" means DefaultVersion. Each call returns a fresh copy.
-func Bundled(version string) (*Catalogue, error) {
+// Resolve maps what a user may write for a bundled version to its name:
+// "" is DefaultVersion; "v2.31" or "2.31" is the newest bundled v2.31.x;
+// "2.31.0" is "v2.31.0". Anything else is returned as given.
+func Resolve(version string) string {
 	if version == "" {
-		version = DefaultVersion
+		return DefaultVersion
 	}
+	v := version
+	if v != DefaultVersion && !strings.HasPrefix(v, "v") {
+		v = "v" + v
+	}
+	newest := ""
+	for _, b := range Versions() {
+		if b == v {
+			return b
+		}
+		if strings.HasPrefix(b, v+".") && strings.Count(v, ".") == 1 && (newest == "" || versionNewer(b, newest)) {
+			newest = b
+		}
+	}
+	if newest != "" {
+		return newest
+	}
+	return version
+}
+
+// versionNewer compares "vX.Y.Z" release names numerically.
+func versionNewer(a, b string) bool {
+	pa := strings.Split(strings.TrimPrefix(a, "v"), ".")
+	pb := strings.Split(strings.TrimPrefix(b, "v"), ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			return x > y
+		}
+	}
+	return len(pa) > len(pb)
+}
+
+// Bundled returns the catalogue of a bundled kubespray version (see
+// Versions and Resolve: "v2.31" is the newest bundled v2.31.x); ""
+// means DefaultVersion. Each call returns a fresh copy.
+func Bundled(version string) (*Catalogue, error) {
+	version = Resolve(version)
 	b, err := bundled.ReadFile(scan.FileName(version))
 	if err != nil {
 		return nil, fmt.Errorf("no bundled kubespray catalogue for %q (have %s)", version, strings.Join(Versions(), ", "))
 	}
-	var f scan.File
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&f); err != nil {
+	f, err := scan.Decode(b)
+	if err != nil {
 		return nil, fmt.Errorf("bundled kubespray catalogue %s: %w", version, err)
 	}
 	for _, defs := range f.Vars {
@@ -168,8 +216,12 @@ func Bundled(version string) (*Catalogue, error) {
 			defs[i].Default = fromJSON(defs[i].Default, defs[i].Type)
 		}
 	}
-	c := build(fmt.Sprintf("bundled kubespray %s %.7s", f.Kubespray, f.Commit), f.Vars, factsFor(version))
-	c.Version, c.Commit, c.Skipped = f.Kubespray, f.Commit, f.Skipped
+	fc := factsFor(version)
+	if _, ok := facts[version]; !ok {
+		fc = releaseFacts(f.Kubespray, f.Commit, f.Release)
+	}
+	c := build(fmt.Sprintf("bundled kubespray %s %.7s", f.Kubespray, f.Commit), f.Vars, fc)
+	c.Version, c.Commit, c.Skipped, c.Release = f.Kubespray, f.Commit, f.Skipped, f.Release
 	return c, nil
 }
 
@@ -246,16 +298,38 @@ func build(name string, defs map[string][]Def, f *Facts) *Catalogue {
 			v.Choices, v.ChoicesSource = a.Choices, a.Source
 		}
 	}
-	// A variable this kubespray still defines is not removed in it.
+	// A variable this kubespray still defines is not removed in it; one its
+	// defaults still template in is deprecated but read.
 	kept := f.Removed[:0]
 	for _, r := range f.Removed {
 		if c.Vars[r.Name] == nil {
+			r.ReadBy = readBy(c, r.Name)
 			kept = append(kept, r)
 			c.Removed[r.Name] = r.Instead
 		}
 	}
 	f.Removed = kept
 	return c
+}
+
+// readBy names the first variable (by name) whose templated default
+// mentions name as a whole word, with its file:line; "" when none does.
+func readBy(c *Catalogue, name string) string {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+	var hits []string
+	for n, v := range c.Vars {
+		for _, d := range v.Defs {
+			if s, ok := d.Default.(string); ok && strings.Contains(s, "{{") && re.MatchString(s) {
+				hits = append(hits, fmt.Sprintf("%s (%s:%d)", n, d.File, d.Line))
+				break
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return ""
+	}
+	sort.Strings(hits)
+	return hits[0]
 }
 
 // ApplyDynamicGroups adds the groups kubespray's playbooks create at run

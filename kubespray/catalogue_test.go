@@ -13,12 +13,13 @@ import (
 
 func TestVersions(t *testing.T) {
 	got := Versions()
-	if !reflect.DeepEqual(got, []string{"master", "v2.31.0"}) {
+	want := []string{"master", "v2.24.3", "v2.25.1", "v2.26.1", "v2.27.1", "v2.28.1", "v2.29.1", "v2.30.0", "v2.31.0"}
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Versions() = %v", got)
 	}
-	for _, v := range got {
+	for _, v := range []string{"master", "v2.31.0"} {
 		if _, ok := facts[v]; !ok {
-			t.Errorf("bundled version %s has no task facts", v)
+			t.Errorf("bundled version %s has no hand-written task facts", v)
 		}
 	}
 }
@@ -34,7 +35,7 @@ func TestBundledSpotChecks(t *testing.T) {
 				t.Errorf("Name %q Commit %q", c.Name, c.Commit)
 			}
 			h := c.Lookup("helm_enabled")
-			if h == nil || h.Type != "bool" || h.Default != false || h.File != "roles/kubespray_defaults/defaults/main/main.yml" || h.Line == 0 || h.Inferred {
+			if h == nil || h.Type != "bool" || h.Default != false || !scanIsDefaults(h.File) || h.Line == 0 || h.Inferred {
 				t.Errorf("helm_enabled = %+v", h)
 			}
 			if !h.IsBool() || len(h.Defs) < 2 {
@@ -50,17 +51,20 @@ func TestBundledSpotChecks(t *testing.T) {
 				}
 			}
 			k := c.Lookup("kube_network_plugin")
-			want := []string{"calico", "flannel", "cloud", "cilium", "cni", "kube-ovn", "kube-router", "macvlan", "custom_cni", "none"}
-			if k == nil || !reflect.DeepEqual(k.Choices, want) || k.ChoicesSource != "roles/validate_inventory/tasks/main.yml:165" {
+			if want, ok := networkPluginChoices[version]; !ok || k == nil || !reflect.DeepEqual(k.Choices, want.values) || k.ChoicesSource != want.source {
 				t.Errorf("kube_network_plugin = %+v", k)
 			}
-			// An inferred boolean: "{{ container_manager == 'containerd' }}".
-			if n := c.Lookup("nri_enabled"); n == nil || !n.IsBool() || !n.Inferred || n.Defs[0].Type != "bool" {
-				t.Errorf("nri_enabled = %+v", n)
-			}
-			// A templated default that is not boolean stays "templated".
-			if v := c.Lookup("kube_apiserver_authorization_config_api_version"); v == nil || v.Type != "templated" {
-				t.Errorf("kube_apiserver_authorization_config_api_version = %+v", v)
+			// Before v2.28 nri_enabled was a literal false and the
+			// authorization config version did not exist.
+			if version == "master" || version >= "v2.28" {
+				// An inferred boolean: "{{ container_manager == 'containerd' }}".
+				if n := c.Lookup("nri_enabled"); n == nil || !n.IsBool() || !n.Inferred || n.Defs[0].Type != "bool" {
+					t.Errorf("nri_enabled = %+v", n)
+				}
+				// A templated default that is not boolean stays "templated".
+				if v := c.Lookup("kube_apiserver_authorization_config_api_version"); v == nil || v.Type != "templated" {
+					t.Errorf("kube_apiserver_authorization_config_api_version = %+v", v)
+				}
 			}
 			for _, kb := range c.Facts.KnownBooleans {
 				if v := c.Lookup(kb); !v.IsBool() {
@@ -70,8 +74,11 @@ func TestBundledSpotChecks(t *testing.T) {
 			if c.Lookup("no_such_variable") != nil {
 				t.Error("Lookup of an unknown name is not nil")
 			}
-			if _, ok := c.Removed["kubelet_static_pod_path"]; !ok {
-				t.Error("kubelet_static_pod_path not in Removed")
+			// kubelet_static_pod_path is a setting up to v2.30 and a removed
+			// variable kubespray stops on from v2.31.0.
+			_, removed := c.Removed["kubelet_static_pod_path"]
+			if wantRemoved := version == "master" || version == "v2.31.0"; removed != wantRemoved {
+				t.Errorf("kubelet_static_pod_path removed = %v", removed)
 			}
 			bools, sbools := 0, 0
 			for _, v := range c.Vars {
@@ -86,7 +93,10 @@ func TestBundledSpotChecks(t *testing.T) {
 				}
 			}
 			// The package doc states these counts; keep it true when regenerating.
-			documented := map[string][3]int{"v2.31.0": {1540, 294, 11}, "master": {1545, 298, 11}}[version]
+			documented := map[string][3]int{
+				"v2.24.3": {1496, 279, 14}, "v2.25.1": {1575, 297, 14}, "v2.26.1": {1584, 303, 11},
+				"v2.27.1": {1615, 305, 11}, "v2.28.1": {1602, 306, 11}, "v2.29.1": {1603, 301, 11},
+				"v2.30.0": {1607, 301, 11}, "v2.31.0": {1540, 294, 11}, "master": {1545, 298, 11}}[version]
 			if got := [3]int{len(c.Vars), bools, sbools}; got != documented {
 				t.Errorf("variables/booleans/string-booleans = %v, doc.go says %v", got, documented)
 			}
@@ -412,5 +422,46 @@ func TestFindCheckoutThroughSymlink(t *testing.T) {
 	}
 	if got, _ := FindCheckout(elsewhere); got != "" {
 		t.Errorf("FindCheckout outside a checkout = %q", got)
+	}
+}
+
+func scanIsDefaults(file string) bool {
+	return strings.HasPrefix(file, "roles/kubespray_defaults/defaults/") || strings.HasPrefix(file, "roles/kubespray-defaults/defaults/")
+}
+
+// networkPluginChoices are the allowed kube_network_plugin values each
+// release asserts, and where (checked by hand against each release).
+var networkPluginChoices = map[string]struct {
+	values []string
+	source string
+}{
+	"v2.24.3": {withWeave, preinstallVerify + ":33"},
+	"v2.25.1": {withWeave, preinstallVerify + ":30"},
+	"v2.26.1": {withWeave, preinstallVerify + ":30"},
+	"v2.27.1": {append(withWeave, "none"), preinstallVerify + ":45"},
+	"v2.28.1": {append(withWeave, "none"), "roles/validate_inventory/tasks/main.yml:211"},
+	"v2.29.1": {current, "roles/validate_inventory/tasks/main.yml:170"},
+	"v2.30.0": {current, "roles/validate_inventory/tasks/main.yml:162"},
+	"v2.31.0": {current, "roles/validate_inventory/tasks/main.yml:165"},
+	"master":  {current, "roles/validate_inventory/tasks/main.yml:165"},
+}
+
+const preinstallVerify = "roles/kubernetes/preinstall/tasks/0040-verify-settings.yml"
+
+var (
+	withWeave = []string{"calico", "flannel", "weave", "cloud", "cilium", "cni", "kube-ovn", "kube-router", "macvlan", "custom_cni"}
+	current   = []string{"calico", "flannel", "cloud", "cilium", "cni", "kube-ovn", "kube-router", "macvlan", "custom_cni", "none"}
+)
+
+func TestResolve(t *testing.T) {
+	for in, want := range map[string]string{"": "master", "master": "master", "v2.31": "v2.31.0", "2.31": "v2.31.0",
+		"2.29.1": "v2.29.1", "v2.24": "v2.24.3", "v2.31.0": "v2.31.0", "v1.0": "v1.0", "v2.3": "v2.3"} {
+		if got := Resolve(in); got != want {
+			t.Errorf("Resolve(%q) = %q, want %q", in, got, want)
+		}
+	}
+	c, err := Bundled("v2.29")
+	if err != nil || c.Version != "v2.29.1" {
+		t.Fatalf("Bundled(v2.29) = %v, %v", c, err)
 	}
 }

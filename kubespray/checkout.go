@@ -11,7 +11,8 @@ import (
 
 // FindCheckout walks up from an inventory source (a file or directory, as
 // given to -i) looking for a kubespray checkout: a directory holding
-// roles/kubespray_defaults/defaults. It tries the path as given, then with
+// roles/kubespray_defaults/defaults (roles/kubespray-defaults/defaults
+// before v2.28). It tries the path as given, then with
 // symlinks resolved (an inventory linked into a checkout). It returns the
 // checkout's absolute path, or "" when the source is not inside one.
 func FindCheckout(source string) (string, error) {
@@ -34,9 +35,11 @@ func walkUp(abs string) string {
 		dir = filepath.Dir(abs)
 	}
 	for {
-		st, err := os.Stat(filepath.Join(dir, "roles", "kubespray_defaults", "defaults"))
-		if err == nil && st.IsDir() {
-			return dir
+		for _, r := range scan.DefaultsRoles {
+			st, err := os.Stat(filepath.Join(dir, "roles", r, "defaults"))
+			if err == nil && st.IsDir() {
+				return dir
+			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -64,8 +67,15 @@ func Checkout(dir string) (*Catalogue, error) {
 		return nil, fmt.Errorf("kubespray checkout at %s: %w", dir, err)
 	}
 	mergeCheckoutAsserts(f, a, dir)
+	rel, err := scan.ReadRelease(dir, dir, t.Defs)
+	if err != nil {
+		return nil, fmt.Errorf("kubespray checkout at %s: %w", dir, err)
+	}
+	if rel.AnsibleMin != "" {
+		f.AnsibleMin, f.AnsibleMax, f.AnsibleSource = rel.AnsibleMin, rel.AnsibleMax, rel.AnsibleSource
+	}
 	c := build("kubespray checkout at "+dir, t.Defs, f)
-	c.Root, c.Skipped = dir, t.Skipped
+	c.Root, c.Skipped, c.Release = dir, t.Skipped, rel
 	return c, nil
 }
 

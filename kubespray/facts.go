@@ -1,6 +1,12 @@
 package kubespray
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/layercheck/layercheck/kubespray/internal/scan"
+)
 
 // Facts read from kubespray's tasks (not from its defaults, so not
 // generated): the values it asserts, the variables it stops on, the
@@ -61,6 +67,11 @@ type Removed struct {
 	// Msg is kubespray's own message, if any.
 	Msg    string `json:"msg,omitempty"`
 	Source string `json:"source"`
+	// ReadBy, when kubespray's own defaults still template the variable in
+	// (ipv6_stack: "{{ enable_dual_stack_networks | default(false) }}"),
+	// names the first such default: "ipv6_stack (file:line)". Such a
+	// variable is deprecated, not without effect.
+	ReadBy string `json:"read_by,omitempty"`
 }
 
 // GroupMapping is one entry of kubespray's dynamic_groups role: a host in
@@ -299,4 +310,129 @@ func knownBoolAsserts(first int) []Assert {
 			Source: at(validateInventory, first+i)})
 	}
 	return out
+}
+
+// releaseFacts gives a bundled release without hand-written facts (the
+// releases before v2.31.0) the facts its own files support: DefaultVersion's
+// asserts, each placed at its file:line in the release (a choice assert
+// takes the release's allowed values; an assert whose expression the
+// release does not have is dropped), the release's own choice asserts
+// besides, the removed variables it stops on, and its ansible-core range.
+func releaseFacts(version, commit string, r *scan.Release) *Facts {
+	f := facts[DefaultVersion]()
+	f.Source = fmt.Sprintf("kubespray %s (%s)", version, commit)
+	if r == nil || r.Asserts == nil {
+		return f
+	}
+	byVar := map[string][]scan.ChoiceItem{}
+	for _, ch := range r.Asserts.Choices {
+		byVar[ch.Var] = append(byVar[ch.Var], ch)
+	}
+	used := map[string]bool{}
+	loopSrc := r.Exprs["item.value | type_debug == 'bool'"]
+	var out []Assert
+	for _, a := range f.Asserts {
+		if ch, ok := releaseChoice(byVar[a.Var], a); ok && strings.HasPrefix(a.ID, "choice:") {
+			a.Choices, a.That = ch.Values, []Cond{{Var: ch.Var, Op: OpIn, Values: anys(ch.Values...)}}
+			a.Expr, a.Source, a.Task = ch.Expr, ch.Source, ch.Task
+			if ch.Msg != "" && !strings.Contains(ch.Msg, "{{") {
+				a.Msg = ch.Msg
+			}
+			used[ch.Source] = true
+			out = append(out, a)
+			continue
+		}
+		src, ok := r.Exprs[a.Expr]
+		if !ok && strings.HasPrefix(a.ID, "known-boolean:") && loopSrc != "" {
+			src, ok = loopSrc, true
+		}
+		if ok {
+			a.Source = src
+			used[src] = true
+			out = append(out, a)
+		}
+	}
+	// The release's own unconditional allowed-values checks ("Stop if
+	// unknown network plugin", ...) that master's table does not have.
+	for _, ch := range r.Asserts.Choices {
+		if used[ch.Source] || len(byVar[ch.Var]) != 1 || !(ch.Task == unsupportedTask || strings.HasPrefix(ch.Task, "Stop if unknown")) {
+			continue
+		}
+		if hasChoice(out, ch.Var) {
+			continue
+		}
+		msg := ch.Msg
+		if msg == "" || strings.Contains(msg, "{{") {
+			msg = "Assertion failed"
+		}
+		out = append(out, choice(ch.Var, ch.Values, nil, ch.Expr, msg, ch.Task, ch.Source))
+	}
+	f.Asserts = out
+	if src := r.Exprs[knownBooleans[0]+" | type_debug == 'bool'"]; src != "" {
+		f.KnownBooleansSource = src
+	} else if loopSrc != "" {
+		f.KnownBooleansSource = loopSrc
+	}
+	listed := map[string]string{}
+	for _, it := range r.Asserts.Removed {
+		listed[it.Name] = it.Source
+	}
+	var rm []Removed
+	for _, x := range f.Removed {
+		switch {
+		case strings.HasPrefix(x.Msg, removedMsgPrefix):
+			src, ok := listed[x.Name]
+			if !ok {
+				continue // this release does not stop on it
+			}
+			x.Source = src
+			delete(listed, x.Name)
+		default:
+			src, ok := r.Exprs[x.Name+" is not defined"]
+			if !ok {
+				src, ok = r.Exprs["when:"+x.Name+" is defined"]
+			}
+			if !ok {
+				continue // no check for it in this release
+			}
+			x.Source = src
+		}
+		rm = append(rm, x)
+	}
+	for _, it := range r.Asserts.Removed {
+		if _, ok := listed[it.Name]; ok {
+			rm = append(rm, Removed{Name: it.Name, Stops: true,
+				Instead: "delete it: kubespray " + version + " no longer reads it",
+				Msg:     removedMsgPrefix + it.Name, Source: it.Source})
+		}
+	}
+	f.Removed = rm
+	if r.AnsibleMin != "" {
+		f.AnsibleMin, f.AnsibleMax, f.AnsibleSource = r.AnsibleMin, r.AnsibleMax, r.AnsibleSource
+	}
+	return f
+}
+
+// releaseChoice picks the release's allowed-values item for a template
+// assert: the one in the task of the same name, else the only one for the
+// variable.
+func releaseChoice(items []scan.ChoiceItem, a Assert) (scan.ChoiceItem, bool) {
+	for _, it := range items {
+		if it.Task == a.Task {
+			return it, true
+		}
+	}
+	if len(items) == 1 {
+		return items[0], true
+	}
+	return scan.ChoiceItem{}, false
+}
+
+func hasChoice(as []Assert, v string) bool {
+	for _, a := range as {
+		if a.ID == "choice:"+v {
+			return true
+		}
+	}
+	return false
 }

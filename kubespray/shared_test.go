@@ -40,7 +40,9 @@ func TestCheckoutEqualsBundled(t *testing.T) {
 					continue
 				}
 				cc, bc := *cv, *bv
-				// Choices come from facts, whose sources may differ by line.
+				// Choices come from facts: the data-only tree has no task
+				// files, the bundled catalogue has the release's.
+				cc.Choices, bc.Choices = nil, nil
 				cc.ChoicesSource, bc.ChoicesSource = "", ""
 				if !reflect.DeepEqual(cc, bc) {
 					t.Errorf("%s differs:\ncheckout %+v\n bundled %+v", name, cc, bc)

@@ -32,6 +32,11 @@
 //	local-path-provisioner warning  volumes on one node's disk
 //	certificates-duration  warning  changes only the etcd/calico script certificates, never kubeadm's
 //	inventory-unparsed     error    a file inside an inventory directory no plugin can parse (Ansible only warns)
+//	upgrade-path           error    --upgrade-from: a skip of more than one kubespray minor release
+//	upgrade-removed        warning  --upgrade-from: a variable set that the target release no longer defines
+//	upgrade-default-changed warning --upgrade-from: a default the inventory relies on changes (info: component versions)
+//	upgrade-ansible        info     --upgrade-from: the ansible-core range to move to
+//	version                error    kube_version/etcd/containerd/calico version the release has no checksums for, below its minimum, or v-prefix mismatch
 //	ansible-type-mismatch  info     Ansible's resolved type differs from ours (module only)
 package lint
 
@@ -102,6 +107,10 @@ type Input struct {
 	// resolution still gives the location. A type disagreement between the
 	// two is reported as an "info" finding.
 	Resolved map[string]*parser.Map
+	// UpgradeFrom, when set, is the catalogue of the kubespray release the
+	// cluster runs today: the upgrade-* rules then say what moving to
+	// Catalogue's release changes for this inventory (see upgrade.go).
+	UpgradeFrom *kubespray.Catalogue
 }
 
 // Run applies every rule and returns the findings sorted by severity, then

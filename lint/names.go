@@ -137,15 +137,15 @@ func literal(v *parser.Value) string {
 
 // removedFacts returns what the catalogue says of a removed variable:
 // whether kubespray stops on it, its message and source.
-func (c *checkCtx) removedFacts(name string) (stops bool, msg, source string) {
+func (c *checkCtx) removedFacts(name string) (stops bool, msg, source, readBy string) {
 	if c.cat.Facts != nil {
 		for _, r := range c.cat.Facts.Removed {
 			if r.Name == name {
-				return r.Stops, r.Msg, r.Source
+				return r.Stops, r.Msg, r.Source, r.ReadBy
 			}
 		}
 	}
-	return true, "Removed variables present: " + name, "roles/validate_inventory/tasks/main.yml"
+	return true, "Removed variables present: " + name, "roles/validate_inventory/tasks/main.yml", ""
 }
 
 func checkRemoved(c *checkCtx) []Finding {
@@ -155,7 +155,7 @@ func checkRemoved(c *checkCtx) []Finding {
 		if !removed {
 			continue
 		}
-		stops, msg, source := c.removedFacts(name)
+		stops, msg, source, readBy := c.removedFacts(name)
 		for _, u := range c.uses(name) {
 			sev := SeverityError
 			if !stops {
@@ -166,9 +166,13 @@ func checkRemoved(c *checkCtx) []Finding {
 				f.Value = "<vault>"
 			}
 			f.Message = fmt.Sprintf("kubespray no longer reads %s", name)
-			if stops {
+			switch {
+			case stops:
 				f.Why = fmt.Sprintf("kubespray stops with %q (%s).", msg, source)
-			} else {
+			case readBy != "":
+				f.Message = fmt.Sprintf("%s is deprecated: kubespray still reads it, through the default of %s, and warns (%s)", name, readBy, source)
+				f.Why = fmt.Sprintf("kubespray warns %q; a later release may drop the mapping.", msg)
+			default:
 				f.Why = fmt.Sprintf("kubespray ignores it or only warns (%s): the setting has no effect.", source)
 			}
 			if advice != "" {

@@ -55,6 +55,8 @@ var otherSeverity = map[string]Severity{
 	"removed-variable":    SeverityWarning,
 	"nodelocaldns-ip":     SeverityWarning,
 	"metrics-server-tls":  SeverityError,
+	// component version defaults that change are said in one info finding
+	"upgrade-default-changed": SeverityInfo,
 }
 
 // Rules lists the registered rules sorted by id.

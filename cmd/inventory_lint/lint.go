@@ -38,6 +38,9 @@ type options struct {
 	// KubesprayVersion selects a bundled catalogue instead of the one
 	// found for the inventory (kubespray.ForInventory).
 	KubesprayVersion string `json:"kubespray_version"`
+	// UpgradeFrom names the bundled kubespray release the cluster runs
+	// today: the report then also says what the upgrade changes.
+	UpgradeFrom string `json:"upgrade_from"`
 	// HostsListed caps the host names kept per finding in per-host reports.
 	HostsListed *int `json:"hosts_listed"`
 	// IgnoreExtensions and IgnorePatterns are Ansible's effective
@@ -124,7 +127,13 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep := lint.Run(lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved})
+	in := lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved}
+	if o.UpgradeFrom != "" {
+		if in.UpgradeFrom, err = kubespray.Bundled(o.UpgradeFrom); err != nil {
+			return nil, fmt.Errorf("upgrade_from: %w", err)
+		}
+	}
+	rep := lint.Run(in)
 
 	lines := make([]string, 0, len(rep.Findings))
 	for _, f := range rep.Findings {

@@ -17,7 +17,7 @@ func init() {
 	register("lint", "check a kubespray inventory (and -e extra vars) before cluster.yml", runLint)
 }
 
-const lintUsage = `usage: layercheck lint -i INVENTORY [-i ...] [-e EXTRA]... [--format text|json|sarif|junit] [--kubespray-version X]
+const lintUsage = `usage: layercheck lint -i INVENTORY [-i ...] [-e EXTRA]... [--format text|json|sarif|junit] [--kubespray-version X] [--upgrade-from Y]
 
 Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
 it: booleans written as strings, kubespray's choices and asserts, networks,
@@ -29,6 +29,9 @@ groups, misspelt and removed variables, and trade-offs.
                         sarif (SARIF 2.1.0 for code scanning), junit (JUnit XML)
   --kubespray-version X use the bundled kubespray catalogue X (%s) instead of
                         the kubespray checkout the inventory lives in (or %s)
+  --upgrade-from Y      the bundled kubespray release the cluster runs today: also
+                        say what moving to the target release changes (removed
+                        variables, changed defaults, ansible-core, skipped releases)
   --rules               list the rules and exit
 
 Locations are relative to the inventory's directory; "-e" means extra vars.
@@ -52,6 +55,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	fs.Var(&extra, "extra-vars", "extra vars (repeatable)")
 	format := fs.String("format", "text", "text or json")
 	version := fs.String("kubespray-version", "", "bundled kubespray catalogue to use")
+	upgradeFrom := fs.String("upgrade-from", "", "bundled kubespray release the cluster runs today")
 	listRules := fs.Bool("rules", false, "list the rules")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -108,7 +112,13 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	for _, w := range loaded.Warnings {
 		fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
 	}
-	rep := lint.Run(lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat})
+	in := lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat}
+	if *upgradeFrom != "" {
+		if in.UpgradeFrom, err = kubespray.Bundled(*upgradeFrom); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: --upgrade-from: " + err.Error()}
+		}
+	}
+	rep := lint.Run(in)
 
 	if err := writeLintReport(s.Out, *format, rep, inv); err != nil {
 		return err

@@ -58,6 +58,10 @@ func CopyTree(t testing.TB, src, dst string) {
 // "# node1 ansible_host=95.54.0.12  # ip=10.3.0.1 etcd_member_name=etcd1".
 var sampleNode = regexp.MustCompile(`^# (node[1-3] .*)$`)
 
+// sampleNodeRef is a bare host name under a group, as the samples before
+// kubespray v2.27 list the hosts defined in [all].
+var sampleNodeRef = regexp.MustCompile(`^# (node[1-3])\s*$`)
+
 // EnableSampleNodes uncomments the node1-node3 host lines of kubespray's
 // sample inventory.ini at ini (a copy), passing each line, without its
 // "# ", through edit (nil keeps it), and fails the test unless it found
@@ -77,6 +81,8 @@ func EnableSampleNodes(t testing.TB, ini string, edit func(line string) string) 
 				lines[i] = edit(m[1])
 			}
 			enabled++
+		} else if m := sampleNodeRef.FindStringSubmatch(l); m != nil {
+			lines[i] = m[1]
 		}
 	}
 	if enabled != 3 {

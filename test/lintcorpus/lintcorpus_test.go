@@ -39,7 +39,11 @@ func dump(r *lint.Report) string {
 }
 
 func TestKubespraySampleInventoriesLintClean(t *testing.T) {
-	for _, version := range []string{"v2.31.0", "master"} {
+	versions := kubespray.Versions()
+	if len(versions) < 9 {
+		t.Fatalf("bundled releases %v", versions)
+	}
+	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			inv := copyTree(t, testutil.Shared(t, "kubespray", version, "inventory", "sample"))
 			testutil.EnableSampleNodes(t, filepath.Join(inv, "inventory.ini"), nil)

@@ -1,7 +1,9 @@
 // Command gen writes the bundled kubespray variable catalogues
-// (kubespray/catalogue_<version>.json) from kubespray's own data: for each
-// version directory under -data (holding SOURCE.txt, roles/*/defaults,
-// roles/*/vars and inventory/sample/group_vars), one JSON file in -out.
+// (kubespray/catalogue_<version>.json.gz) from kubespray's own data: for
+// each version directory under -data (holding SOURCE.txt, roles/*/defaults,
+// roles/*/vars and inventory/sample/group_vars), one gzipped JSON file in
+// -out, with the release facts read from the same version under -src
+// (roles/*/tasks, playbooks/ansible_version.yml).
 // Run it through `make generate` (go generate ./kubespray/...).
 package main
 
@@ -15,13 +17,14 @@ import (
 
 func main() {
 	data := flag.String("data", "", "directory of kubespray data, one subdirectory per version")
-	out := flag.String("out", ".", "directory to write catalogue_<version>.json into")
+	src := flag.String("src", "", "directory of kubespray tasks and playbooks, one subdirectory per version (optional)")
+	out := flag.String("out", ".", "directory to write catalogue_<version>.json.gz into")
 	flag.Parse()
 	if *data == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: gen -data <dir> [-out <dir>]")
+		fmt.Fprintln(os.Stderr, "usage: gen -data <dir> [-src <dir>] [-out <dir>]")
 		os.Exit(2)
 	}
-	files, err := scan.Generate(*data, *out)
+	files, err := scan.Generate(*data, *src, *out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)

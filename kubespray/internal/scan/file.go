@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,6 +24,9 @@ type File struct {
 	Skipped []string `json:"skipped,omitempty"`
 	// Vars maps a variable name to its definitions (see Tree.Defs).
 	Vars map[string][]Def `json:"vars"`
+	// Release holds the facts of the release's tasks, playbooks and
+	// checksums (ReadRelease); nil when generated without them.
+	Release *Release `json:"release,omitempty"`
 }
 
 // Source is what a kubespray data directory's SOURCE.txt says:
@@ -52,13 +56,32 @@ func (f *File) Encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// FileName is the bundled catalogue's file name for a version.
-func FileName(version string) string { return "catalogue_" + version + ".json" }
+// FileName is the bundled catalogue's file name for a version: gzip of
+// the JSON File (the nine bundled releases take about 0.4 MB so, 3.8 MB
+// uncompressed).
+func FileName(version string) string { return "catalogue_" + version + ".json.gz" }
+
+// Decode reads a bundled catalogue written by Generate.
+func Decode(gz []byte) (*File, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	dec := json.NewDecoder(zr)
+	dec.UseNumber()
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
 
 // Generate reads every kubespray data directory under dataDir (one per
-// version, each with SOURCE.txt) and writes catalogue_<version>.json into
-// outDir. It returns the versions written, sorted.
-func Generate(dataDir, outDir string) ([]*File, error) {
+// version, each with SOURCE.txt) and writes FileName(version) into outDir;
+// srcDir, when not "", holds each version's tasks and playbooks
+// (srcDir/<version>, read by ReadRelease). It returns the versions
+// written, sorted.
+func Generate(dataDir, srcDir, outDir string) ([]*File, error) {
 	ents, err := os.ReadDir(dataDir)
 	if err != nil {
 		return nil, err
@@ -84,11 +107,27 @@ func Generate(dataDir, outDir string) ([]*File, error) {
 			return nil, err
 		}
 		f := &File{Kubespray: version, Commit: commit, Files: t.Files, Skipped: t.Skipped, Vars: t.Defs}
+		src := ""
+		if srcDir != "" {
+			src = filepath.Join(srcDir, version)
+			if sv, sc, err := Source(src); err != nil || sv != version || sc != commit {
+				return nil, fmt.Errorf("%s: not the tasks of kubespray %s %s (%v)", src, version, commit, err)
+			}
+		}
+		if f.Release, err = ReadRelease(src, dir, t.Defs); err != nil {
+			return nil, fmt.Errorf("kubespray %s: %w", version, err)
+		}
 		b, err := f.Encode()
 		if err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(filepath.Join(outDir, FileName(version)), b, 0o644); err != nil {
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+		zw.Write(b)
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(outDir, FileName(version)), gz.Bytes(), 0o644); err != nil {
 			return nil, err
 		}
 		out = append(out, f)

@@ -18,6 +18,8 @@ var TaskFiles = []string{
 	"roles/validate_inventory/tasks/main.yml",
 	"roles/network_plugin/calico/tasks/check.yml",
 	"roles/network_plugin/cilium/tasks/check.yml",
+	// before kubespray v2.28, validate_inventory's checks lived here
+	"roles/kubernetes/preinstall/tasks/0040-verify-settings.yml",
 }
 
 // ChoiceItem is one "VAR in ['a', 'b']" item of an assert's that: list.
@@ -26,6 +28,8 @@ type ChoiceItem struct {
 	Values []string
 	Expr   string
 	Task   string
+	// Msg is the assert's msg when a plain string ("" otherwise).
+	Msg string `json:",omitempty"`
 	// Source is "file:line" of the item.
 	Source string
 }
@@ -136,6 +140,10 @@ func readTask(rel string, task *parser.Value, out *Asserts, depth int) {
 	if that == nil {
 		return
 	}
+	msg := ""
+	if m := get(a, "msg"); m != nil && m.Kind == parser.KindString {
+		msg = m.Str
+	}
 	items := []*parser.Value{that}
 	if that.Kind == parser.KindList {
 		items = that.List
@@ -145,7 +153,7 @@ func readTask(rel string, task *parser.Value, out *Asserts, depth int) {
 			continue
 		}
 		if v, vals, ok := ParseChoice(it.Str); ok {
-			out.Choices = append(out.Choices, ChoiceItem{Var: v, Values: vals, Expr: strings.TrimSpace(it.Str), Task: name,
+			out.Choices = append(out.Choices, ChoiceItem{Var: v, Values: vals, Expr: strings.TrimSpace(it.Str), Task: name, Msg: msg,
 				Source: fmt.Sprintf("%s:%d", rel, it.Pos.Line)})
 		}
 	}

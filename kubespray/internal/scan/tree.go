@@ -196,7 +196,7 @@ func SpellsBool(s string) bool {
 
 func scopeRank(d Def) int {
 	switch {
-	case d.Scope == ScopeDefaults && strings.HasPrefix(d.File, "roles/kubespray_defaults/"):
+	case d.Scope == ScopeDefaults && IsDefaultsRole(d.File):
 		return 0
 	case d.Scope == ScopeDefaults:
 		return 1
@@ -282,4 +282,19 @@ func symlinkStandIn(p string, data []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// DefaultsRoles are the names of kubespray's defaults role: kubespray_defaults
+// since v2.28, kubespray-defaults before.
+var DefaultsRoles = []string{"kubespray_defaults", "kubespray-defaults"}
+
+// IsDefaultsRole reports whether rel (relative to the checkout) lies in
+// kubespray's defaults role.
+func IsDefaultsRole(rel string) bool {
+	for _, r := range DefaultsRoles {
+		if strings.HasPrefix(rel, "roles/"+r+"/") {
+			return true
+		}
+	}
+	return false
 }

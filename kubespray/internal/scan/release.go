@@ -1,0 +1,236 @@
+package scan
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/layercheck/layercheck/parser"
+)
+
+// Release holds the facts of one kubespray release that come from its
+// tasks and playbooks (kubespray-src/<version>: roles/*/tasks,
+// playbooks/ansible_version.yml) and from the checksums of its defaults,
+// rather than from variable definitions.
+type Release struct {
+	// AnsibleMin and AnsibleMax are playbooks/ansible_version.yml's
+	// minimal_ansible_version and maximal_ansible_version: kubespray runs
+	// on AnsibleMin <= ansible-core < AnsibleMax. AnsibleSource is where
+	// (file:line of minimal_ansible_version).
+	AnsibleMin    string `json:"ansible_min,omitempty"`
+	AnsibleMax    string `json:"ansible_max,omitempty"`
+	AnsibleSource string `json:"ansible_source,omitempty"`
+	// Components are the versions kubespray pins, by variable:
+	// kube_version (from kubelet_checksums), etcd_version,
+	// containerd_version, calico_version (calicoctl_binary_checksums);
+	// see Component.
+	Components map[string]*Component `json:"components,omitempty"`
+	// Asserts are the allowed-values asserts and the removed_vars list of
+	// the release's task files (ReadAsserts over TaskFiles).
+	Asserts *Asserts `json:"asserts,omitempty"`
+	// Exprs maps the text of every assert that: item in roles/*/tasks
+	// (trimmed), and "when:" + every when: item of a fail task, to its first
+	// "file:line": how a hand-written assert fact is
+	// placed in a release, or found missing from it.
+	Exprs map[string]string `json:"exprs,omitempty"`
+}
+
+// Component is one pinned component.
+type Component struct {
+	// Versions kubespray has checksums for, in the order of its checksums
+	// file (newest first), for amd64; Source is the checksums variable's
+	// "file:line".
+	Versions []string `json:"versions,omitempty"`
+	// Checksums is the checksums variable (kubelet_checksums, ...).
+	Checksums string `json:"checksums,omitempty"`
+	Source    string `json:"source,omitempty"`
+	// MinRequired is kube_version_min_required when kubespray writes it
+	// as a literal; for a template ("{{ ...[-1].key }}") the last of Versions.
+	MinRequired string `json:"min_required,omitempty"`
+	// MinSource is the assert stopping on a version below MinRequired.
+	MinSource string `json:"min_source,omitempty"`
+}
+
+// componentChecksums names, per pinned variable, the checksums variable
+// whose amd64 keys are the versions kubespray can download.
+var componentChecksums = map[string]string{
+	"kube_version":       "kubelet_checksums",
+	"etcd_version":       "etcd_binary_checksums",
+	"containerd_version": "containerd_archive_checksums",
+	"calico_version":     "calicoctl_binary_checksums",
+}
+
+var ansibleVersionRE = regexp.MustCompile(`^\s*(minimal|maximal)_ansible_version:\s*['"]?([0-9][0-9.]*)`)
+
+// ReadRelease reads the Release facts: src is the release's
+// kubespray-src directory (tasks, playbooks; may be "" when absent), and
+// defs the variable definitions Load found in its data directory dataDir.
+func ReadRelease(src, dataDir string, defs map[string][]Def) (*Release, error) {
+	r := &Release{Components: map[string]*Component{}}
+	for name, cs := range componentChecksums {
+		c, err := readComponent(dataDir, defs, cs)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			r.Components[name] = c
+		}
+	}
+	if kv := r.Components["kube_version"]; kv != nil {
+		if ds := defs["kube_version_min_required"]; len(ds) > 0 {
+			if s, ok := ds[0].Default.(string); ok && !strings.Contains(s, "{{") {
+				kv.MinRequired = s
+			} else if len(kv.Versions) > 0 {
+				kv.MinRequired = kv.Versions[len(kv.Versions)-1]
+			}
+		}
+	}
+	if src == "" {
+		return r, nil
+	}
+	const ansibleVersion = "playbooks/ansible_version.yml"
+	if b, err := os.ReadFile(filepath.Join(src, ansibleVersion)); err == nil {
+		for i, line := range strings.Split(string(b), "\n") {
+			m := ansibleVersionRE.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			if m[1] == "minimal" {
+				r.AnsibleMin, r.AnsibleSource = m[2], fmt.Sprintf("%s:%d", ansibleVersion, i+1)
+			} else {
+				r.AnsibleMax = m[2]
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	a, err := ReadAsserts(src)
+	if err != nil {
+		return nil, err
+	}
+	r.Asserts = a
+	if r.Exprs, err = readExprs(src); err != nil {
+		return nil, err
+	}
+	if kv := r.Components["kube_version"]; kv != nil {
+		kv.MinSource = r.Exprs["kube_version is version(kube_version_min_required, '>=')"]
+	}
+	return r, nil
+}
+
+// readComponent reads the amd64 keys of the checksums variable cs from
+// the file its definition names; nil when the release does not define it.
+func readComponent(dataDir string, defs map[string][]Def, cs string) (*Component, error) {
+	ds := defs[cs]
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	d := ds[0]
+	data, err := os.ReadFile(filepath.Join(dataDir, filepath.FromSlash(d.File)))
+	if err != nil {
+		return nil, err
+	}
+	doc, err := parser.LoadYAML(d.File, data, nil)
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil || doc.Kind != parser.KindMap {
+		return nil, nil
+	}
+	amd64 := doc.Map.Get(cs)
+	if amd64 != nil && amd64.Kind == parser.KindMap {
+		amd64 = amd64.Map.Get("amd64")
+	}
+	if amd64 == nil || amd64.Kind != parser.KindMap {
+		return nil, nil
+	}
+	return &Component{Versions: append([]string(nil), amd64.Map.Keys...), Checksums: cs, Source: fmt.Sprintf("%s:%d", d.File, d.Line)}, nil
+}
+
+// readExprs indexes every assert that: item of roles/*/tasks/**.yml.
+func readExprs(src string) (map[string]string, error) {
+	out := map[string]string{}
+	roles := filepath.Join(src, "roles")
+	var files []string
+	err := filepath.WalkDir(roles, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != roles && (strings.HasPrefix(n, ".") || n == "molecule") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) && strings.Contains(filepath.ToSlash(p), "/tasks/") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	for _, p := range files {
+		rel, _ := filepath.Rel(src, p)
+		rel = filepath.ToSlash(rel)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := parser.LoadYAML(rel, data, nil)
+		if err != nil || doc == nil || doc.Kind != parser.KindList {
+			continue // not a task list kubespray's asserts live in
+		}
+		for _, t := range doc.List {
+			indexAsserts(rel, t, out, 0)
+		}
+	}
+	return out, nil
+}
+
+func indexAsserts(rel string, task *parser.Value, out map[string]string, depth int) {
+	if task == nil || task.Kind != parser.KindMap || depth > 50 {
+		return
+	}
+	for _, k := range []string{"block", "rescue", "always"} {
+		if b := get(task, k); b != nil && b.Kind == parser.KindList {
+			for _, t := range b.List {
+				indexAsserts(rel, t, out, depth+1)
+			}
+		}
+	}
+	index := func(prefix string, v *parser.Value) {
+		items := []*parser.Value{v}
+		if v != nil && v.Kind == parser.KindList {
+			items = v.List
+		}
+		for _, it := range items {
+			if it == nil || it.Kind != parser.KindString {
+				continue
+			}
+			e := prefix + strings.TrimSpace(it.Str)
+			if _, ok := out[e]; !ok {
+				out[e] = fmt.Sprintf("%s:%d", rel, it.Pos.Line)
+			}
+		}
+	}
+	a := get(task, "assert")
+	if a == nil {
+		a = get(task, "ansible.builtin.assert")
+	}
+	index("", get(a, "that"))
+	// A fail task stops on its when: conditions ("X is defined" for a
+	// removed variable), indexed as "when:" + condition.
+	if get(task, "fail") != nil || get(task, "ansible.builtin.fail") != nil {
+		index("when:", get(task, "when"))
+	}
+}
