@@ -42,6 +42,19 @@ type Release = scan.Release
 // Component is one pinned component of a Release (scan.Component).
 type Component = scan.Component
 
+// UseSite is where kubespray's conditions read a boolean in one form
+// (scan.UseSite).
+type UseSite = scan.UseSite
+
+// The forms of a boolean in kubespray's conditions (Release.Uses).
+const (
+	FormBare     = scan.FormBare
+	FormNot      = scan.FormNot
+	FormBoolCast = scan.FormBoolCast
+	FormCompared = scan.FormCompared
+	FormExpr     = scan.FormExpr
+)
+
 // Var is one variable kubespray defines.
 //
 // A variable defined in several places (several roles, a role and the

@@ -111,6 +111,11 @@ type Input struct {
 	// cluster runs today: the upgrade-* rules then say what moving to
 	// Catalogue's release changes for this inventory (see upgrade.go).
 	UpgradeFrom *kubespray.Catalogue
+	// AnsibleCore is the ansible-core series the playbooks will run under
+	// ("2.18"); "" means 2.19, the first that fails a `when:` on a string.
+	// Below 2.19 a string boolean is not an error in Ansible: string-as-bool
+	// then says what kubespray really does with it (see ansibleVerdict).
+	AnsibleCore string
 }
 
 // Run applies every rule and returns the findings sorted by severity, then

@@ -47,16 +47,18 @@ type RuleInfo struct {
 // without calico, a removed variable kubespray only warns about,
 // nodelocaldns_ip inside the service range, metrics-server verification that
 // cannot work.
-var otherSeverity = map[string]Severity{
-	"control-plane-empty": SeverityWarning,
-	"etcd-empty":          SeverityWarning,
-	"etcd-even":           SeverityWarning,
-	"calico-rr":           SeverityError,
-	"removed-variable":    SeverityWarning,
-	"nodelocaldns-ip":     SeverityWarning,
-	"metrics-server-tls":  SeverityError,
+var otherSeverity = map[string][]Severity{
+	"control-plane-empty": {SeverityWarning},
+	"etcd-empty":          {SeverityWarning},
+	"etcd-even":           {SeverityWarning},
+	"calico-rr":           {SeverityError},
+	"removed-variable":    {SeverityWarning},
+	"nodelocaldns-ip":     {SeverityWarning},
+	"metrics-server-tls":  {SeverityError},
+	// below ansible-core 2.19 a string boolean that works as meant
+	"string-as-bool": {SeverityWarning, SeverityInfo},
 	// component version defaults that change are said in one info finding
-	"upgrade-default-changed": SeverityInfo,
+	"upgrade-default-changed": {SeverityInfo},
 }
 
 // Rules lists the registered rules sorted by id.
@@ -65,7 +67,7 @@ func Rules() []RuleInfo {
 	for _, r := range rules {
 		sevs := []Severity{r.severity}
 		if o, ok := otherSeverity[r.id]; ok {
-			sevs = append(sevs, o)
+			sevs = append(sevs, o...)
 			sort.Slice(sevs, func(i, j int) bool { return sevs[i].rank() < sevs[j].rank() })
 		}
 		out = append(out, RuleInfo{ID: r.id, Severity: r.severity, Severities: sevs, Summary: r.summary})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -99,6 +100,13 @@ func checkStringAsBool(c *checkCtx) []Finding {
 			f := c.finding("string-as-bool", SeverityError, u)
 			f.Message = fmt.Sprintf("%s is the %s %s, not a boolean", name, v.Kind, v.Display())
 			f.Why = boolWhy(c, name, v, u) + " " + howWritten(v)
+			if sev, msg, why, older := c.ansibleVerdict(name, meant, v); older {
+				f.Severity, f.Message, f.Why = sev, f.Message+": "+msg, why+" "+howWritten(v)
+				f.Why += " " + c.validateInventoryNote(name)
+				f.Fix = fixText(name, fmt.Sprint(meant), originOf(u))
+				out = append(out, f)
+				continue
+			}
 			if !meant && pyTruth(v) {
 				f.Why += " Where it is only rendered ({% if %} in a template, older ansible-core) the non-empty string " + v.Display() + " counts as true."
 			}
@@ -138,14 +146,118 @@ func checkNotABool(c *checkCtx) []Finding {
 	return out
 }
 
-// boolWhy quotes ansible-core 2.19's failure for `when: name`.
+// boolWhy quotes ansible-core 2.19's failure for `when: name`, at the
+// first condition kubespray tests it in (when the catalogue knows it).
 func boolWhy(c *checkCtx, name string, v *parser.Value, u use) string {
 	at := "<file>:<line>"
 	if u.ours != nil && u.ours.Pos.File != "" {
 		at = c.where(u.ours.Pos)
 	}
-	return fmt.Sprintf("ansible-core >= 2.19 fails `when: %s`: \"%s\"", name,
+	cond := "`when: " + name + "`"
+	if s, _ := c.useSite(name, kubespray.FormBare, kubespray.FormNot, kubespray.FormExpr); s != nil {
+		cond = fmt.Sprintf("kubespray's `%s` (%s)", s.Expr, s.Source)
+	}
+	return fmt.Sprintf("ansible-core >= 2.19 fails %s: \"%s\"", cond,
 		fmt.Sprintf(conditionalGist, pyBool(pyTruth(v)), v.Kind, at))
+}
+
+// useSite is the first of forms in which kubespray's conditions read
+// name, and the form; nil when the catalogue has no such use.
+func (c *checkCtx) useSite(name string, forms ...string) (*kubespray.UseSite, string) {
+	if c.cat.Release == nil {
+		return nil, ""
+	}
+	uses := c.cat.Release.Uses[name]
+	for _, f := range forms {
+		if s := uses[f]; s != nil {
+			return s, f
+		}
+	}
+	return nil, ""
+}
+
+// AnsibleSeries reads an ansible-core version ("2.18", "2.18.6",
+// "2.20.0rc1") as its series "X.Y"; "" stays "" (2.19). Series before
+// 2.16 or after 2.20 are refused: no kubespray release runs on them.
+func AnsibleSeries(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
+	if len(parts) < 2 {
+		return "", fmt.Errorf("%q is not an ansible-core version (X.Y)", v)
+	}
+	minor := strings.TrimLeftFunc(parts[1], func(r rune) bool { return r >= '0' && r <= '9' })
+	minor = parts[1][:len(parts[1])-len(minor)]
+	s := parts[0] + "." + minor
+	if versionLess(s, "2.16") || versionLess("2.20", s) {
+		return "", fmt.Errorf("ansible-core %s: kubespray releases run on 2.16 to 2.20", v)
+	}
+	return s, nil
+}
+
+// ansibleSeries is the series the lint judges for ("2.19" by default).
+func (c *checkCtx) ansibleSeries() string {
+	if c.in.AnsibleCore == "" {
+		return "2.19"
+	}
+	return c.in.AnsibleCore
+}
+
+// ansibleVerdict says what an ansible-core before 2.19 does with a
+// boolean written as a str or int, from how kubespray reads it: a bare,
+// negated or combined condition takes Python's truth of the value (so
+// "false" is TRUE, an inverted setting: error); a value whose truth is
+// what was meant works today and fails under 2.19 (warning); a variable
+// kubespray reads only with `| bool` behaves as meant under every series
+// (info). older is false under 2.19 and later, where the caller's
+// failure text stands.
+func (c *checkCtx) ansibleVerdict(name string, meant bool, v *parser.Value) (sev Severity, msg, why string, older bool) {
+	series := c.ansibleSeries()
+	if !versionLess(series, "2.19") {
+		return "", "", "", false
+	}
+	sev, msg, why = c.olderVerdict(series, name, meant, v)
+	known, src := c.knownBooleans()
+	for _, k := range known {
+		if k == name {
+			// kubespray's own type check stops the run first, on any series.
+			sev = SeverityError
+			msg += fmt.Sprintf("; kubespray's validate_inventory stops the run on it first (%s) unless ignore_assert_errors is true", src)
+		}
+	}
+	return sev, msg, why, true
+}
+
+func (c *checkCtx) olderVerdict(series, name string, meant bool, v *parser.Value) (sev Severity, msg, why string) {
+	truth := pyTruth(v)
+	site, form := c.useSite(name, kubespray.FormBare, kubespray.FormNot, kubespray.FormExpr)
+	switch {
+	case site == nil:
+		if cast, _ := c.useSite(name, kubespray.FormBoolCast); cast != nil {
+			return SeverityInfo,
+				fmt.Sprintf("ansible-core %s and 2.19 both read it as %v here", series, meant),
+				fmt.Sprintf("kubespray's conditions read it only with `| bool` (`%s`, %s), which takes %s as %v.", cast.Expr, cast.Source, v.Display(), meant)
+		}
+		if truth != meant {
+			return SeverityError, fmt.Sprintf("under ansible-core %s it is %s although you wrote %s", series, strings.ToUpper(fmt.Sprint(truth)), v.Display()),
+				fmt.Sprintf("ansible-core %s takes a non-empty string as true wherever it is tested or rendered ({%% if %%} in kubespray's templates); 2.19 fails instead.", series)
+		}
+		return SeverityWarning, fmt.Sprintf("it works under ansible-core %s only because %s is %s in Python, and fails under 2.19", series, v.Display(), pyBool(truth)),
+			fmt.Sprintf("ansible-core %s takes the value's Python truth; 2.19 rejects a %s in a condition.", series, v.Kind)
+	case truth != meant:
+		acts := "acts on it"
+		if form == kubespray.FormNot {
+			acts = "skips what it guards"
+		}
+		return SeverityError,
+			fmt.Sprintf("under ansible-core %s it is %s although you wrote %s: kubespray %s at %s (`%s`)", series, strings.ToUpper(fmt.Sprint(truth)), v.Display(), acts, site.Source, site.Expr),
+			fmt.Sprintf("ansible-core %s evaluates `%s` with Python's truth, and the non-empty string %s is true: a silently inverted setting. ansible-core 2.19 fails the same condition instead.", series, site.Expr, v.Display())
+	default:
+		return SeverityWarning,
+			fmt.Sprintf("it works under ansible-core %s only because %s is %s in Python; ansible-core 2.19 fails kubespray's `%s` at %s", series, v.Display(), pyBool(truth), site.Expr, site.Source),
+			fmt.Sprintf("ansible-core %s evaluates `%s` with Python's truth; 2.19 rejects a %s in a condition.", series, site.Expr, v.Kind)
+	}
 }
 
 // howWritten explains why the value is not a bool, in the user's syntax.

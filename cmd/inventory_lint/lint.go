@@ -41,6 +41,10 @@ type options struct {
 	// UpgradeFrom names the bundled kubespray release the cluster runs
 	// today: the report then also says what the upgrade changes.
 	UpgradeFrom string `json:"upgrade_from"`
+	// AnsibleCore is the ansible-core running the play ("2.18.6"; the
+	// action plugin sends ansible_version.full): below 2.19 string
+	// booleans are judged by what that ansible-core does with them.
+	AnsibleCore string `json:"ansible_core"`
 	// HostsListed caps the host names kept per finding in per-host reports.
 	HostsListed *int `json:"hosts_listed"`
 	// IgnoreExtensions and IgnorePatterns are Ansible's effective
@@ -127,7 +131,11 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	in := lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved}
+	series, err := lint.AnsibleSeries(o.AnsibleCore)
+	if err != nil {
+		return nil, fmt.Errorf("ansible_core: %w", err)
+	}
+	in := lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved, AnsibleCore: series}
 	if o.UpgradeFrom != "" {
 		if in.UpgradeFrom, err = kubespray.Bundled(o.UpgradeFrom); err != nil {
 			return nil, fmt.Errorf("upgrade_from: %w", err)

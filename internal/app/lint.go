@@ -17,7 +17,7 @@ func init() {
 	register("lint", "check a kubespray inventory (and -e extra vars) before cluster.yml", runLint)
 }
 
-const lintUsage = `usage: layercheck lint -i INVENTORY [-i ...] [-e EXTRA]... [--format text|json|sarif|junit] [--kubespray-version X] [--upgrade-from Y]
+const lintUsage = `usage: layercheck lint -i INVENTORY [-i ...] [-e EXTRA]... [--format text|json|sarif|junit] [--kubespray-version X] [--upgrade-from Y] [--ansible-core X.Y]
 
 Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
 it: booleans written as strings, kubespray's choices and asserts, networks,
@@ -32,6 +32,9 @@ groups, misspelt and removed variables, and trade-offs.
   --upgrade-from Y      the bundled kubespray release the cluster runs today: also
                         say what moving to the target release changes (removed
                         variables, changed defaults, ansible-core, skipped releases)
+  --ansible-core X.Y    the ansible-core series cluster.yml will run under (default
+                        2.19): before 2.19 a string boolean does not fail but is
+                        read by its Python truth, so "false" can silently be true
   --rules               list the rules and exit
 
 Locations are relative to the inventory's directory; "-e" means extra vars.
@@ -56,6 +59,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	format := fs.String("format", "text", "text or json")
 	version := fs.String("kubespray-version", "", "bundled kubespray catalogue to use")
 	upgradeFrom := fs.String("upgrade-from", "", "bundled kubespray release the cluster runs today")
+	ansibleCore := fs.String("ansible-core", "", "ansible-core series cluster.yml runs under (default 2.19)")
 	listRules := fs.Bool("rules", false, "list the rules")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -112,7 +116,11 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	for _, w := range loaded.Warnings {
 		fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
 	}
-	in := lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat}
+	series, err := lint.AnsibleSeries(*ansibleCore)
+	if err != nil {
+		return &ExitError{Code: 2, Msg: "lint: --ansible-core: " + err.Error()}
+	}
+	in := lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat, AnsibleCore: series}
 	if *upgradeFrom != "" {
 		if in.UpgradeFrom, err = kubespray.Bundled(*upgradeFrom); err != nil {
 			return &ExitError{Code: 2, Msg: "lint: --upgrade-from: " + err.Error()}

@@ -20,6 +20,8 @@ localhost) and adds what only the controller knows:
   from a whole-file vault (``-e @vault.yml`` with a vault password).
 * ``extra_vars_args``: the ``-e`` arguments as given (``@file`` made
   absolute), from which the module takes each extra var's location.
+* ``ansible_core``: the ansible-core version running the play, so string
+  booleans are judged by what this ansible-core does with them.
 * ``resolved``: for ``host`` / ``hosts``, the raw values Ansible resolved
   for each host (``hostvars.raw_get``: inventory, group_vars, host_vars,
   facts, extra vars; no templating), keeping only plain
@@ -45,9 +47,13 @@ from ansible.parsing.vault import is_encrypted_file
 try:  # ansible-core >= 2.19 data tagging
     from ansible._internal._datatag._tags import Origin, SourceWasEncrypted, VaultedValue
     from ansible.parsing.vault import EncryptedString
-except ImportError:  # pragma: no cover - outside the supported range
+except ImportError:  # ansible-core < 2.19: no data tagging
     Origin = SourceWasEncrypted = VaultedValue = None
     EncryptedString = ()
+try:  # ansible-core < 2.19: inline !vault values
+    from ansible.parsing.yaml.objects import AnsibleVaultEncryptedUnicode
+except ImportError:
+    AnsibleVaultEncryptedUnicode = ()
 
 _ENCRYPTED_FILES = {}
 
@@ -76,6 +82,7 @@ TEMPLATE_MARKERS = ("{{", "{%", "{#")
 OPTIONS = frozenset((
     "inventory", "host", "hosts", "extra_vars", "extra_vars_args", "resolved",
     "kubespray_version", "hosts_listed", "ignore_extensions", "ignore_patterns",
+    "upgrade_from", "ansible_core",
 ))
 
 
@@ -84,6 +91,8 @@ def _is_vault(value):
     value loaded from a whole-file vault (Ansible tags those only with their
     Origin, so the file itself is looked at)."""
     if EncryptedString and isinstance(value, EncryptedString):
+        return True
+    if AnsibleVaultEncryptedUnicode and isinstance(value, AnsibleVaultEncryptedUnicode):
         return True
     if VaultedValue is not None and (VaultedValue.is_tagged_on(value) or SourceWasEncrypted.is_tagged_on(value)):
         return True
@@ -161,6 +170,9 @@ class ActionModule(BinaryModuleAction):
             # A host list ("node1,node2,") is no path; the module says so.
             args["inventory"] = [s if "," in s else os.path.join(cwd, os.path.expanduser(s))
                                  for s in (str(s) for s in sources)]
+        if "ansible_core" not in args:
+            from ansible.release import __version__ as ansible_core_version
+            args["ansible_core"] = ansible_core_version
         if "ignore_extensions" not in args:
             args["ignore_extensions"] = [str(e) for e in C.INVENTORY_IGNORE_EXTS]
         if "ignore_patterns" not in args:

@@ -38,6 +38,11 @@ type Release struct {
 	// "file:line": how a hand-written assert fact is
 	// placed in a release, or found missing from it.
 	Exprs map[string]string `json:"exprs,omitempty"`
+	// Uses says, per boolean variable (Type bool in the release's
+	// defaults), how kubespray's conditions read it: per form (FormBare,
+	// FormNot, FormBoolCast, FormCompared, FormExpr) the first condition
+	// and the count. Task arguments and templates are not read.
+	Uses map[string]map[string]*UseSite `json:"uses,omitempty"`
 }
 
 // Component is one pinned component.
@@ -119,6 +124,17 @@ func ReadRelease(src, dataDir string, defs map[string][]Def) (*Release, error) {
 	}
 	if kv := r.Components["kube_version"]; kv != nil {
 		kv.MinSource = r.Exprs["kube_version is version(kube_version_min_required, '>=')"]
+	}
+	bools := map[string]bool{}
+	for name, ds := range defs {
+		for _, d := range ds {
+			if d.Type == TypeBool {
+				bools[name] = true
+			}
+		}
+	}
+	if r.Uses, err = readUses(src, bools); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -232,5 +248,152 @@ func indexAsserts(rel string, task *parser.Value, out map[string]string, depth i
 	// removed variable), indexed as "when:" + condition.
 	if get(task, "fail") != nil || get(task, "ansible.builtin.fail") != nil {
 		index("when:", get(task, "when"))
+	}
+}
+
+// UseSite is where kubespray tests a boolean in one form: the first such
+// condition (Source "file:line", Expr the condition item as written) and
+// how many conditions in all read it in that form.
+type UseSite struct {
+	Source string `json:"source"`
+	Expr   string `json:"expr"`
+	Count  int    `json:"count"`
+}
+
+// Forms of a boolean in a condition (when:, failed_when:, changed_when:,
+// until:, assert's that:).
+const (
+	FormBare     = "bare"     // when: x — fails on a str under ansible-core >= 2.19, truthy below
+	FormNot      = "not"      // when: not x
+	FormBoolCast = "bool"     // x | bool — reads "false" as false everywhere
+	FormCompared = "compared" // x == ..., x != ..., x is ..., x in ...
+	FormExpr     = "expr"     // inside a larger expression (x and y, x or y, ...)
+)
+
+var conditionKeys = []string{"when", "failed_when", "changed_when", "until"}
+
+var identAnyRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// useForm classifies how cond reads name.
+func useForm(cond, name string) string {
+	c := strings.TrimSpace(cond)
+	q := regexp.QuoteMeta(name)
+	switch {
+	case c == name || c == "("+name+")":
+		return FormBare
+	case regexp.MustCompile(`^not\s+\(?` + q + `\)?$`).MatchString(c):
+		return FormNot
+	case regexp.MustCompile(`\b` + q + `\s*\|\s*(bool|ansible\.builtin\.bool)\b`).MatchString(c):
+		return FormBoolCast
+	case regexp.MustCompile(`\b` + q + `\s*(==|!=|is\b|in\b|\|)`).MatchString(c):
+		return FormCompared
+	}
+	return FormExpr
+}
+
+// readUses indexes how kubespray's roles (tasks, meta dependencies) and
+// playbooks test each boolean of bools in conditions.
+func readUses(src string, bools map[string]bool) (map[string]map[string]*UseSite, error) {
+	out := map[string]map[string]*UseSite{}
+	var files []string
+	for _, top := range []string{"roles", "playbooks"} {
+		root := filepath.Join(src, top)
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if n := d.Name(); p != root && (strings.HasPrefix(n, ".") || n == "molecule" || n == "templates" || n == "files") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	sort.Strings(files)
+	for _, p := range files {
+		rel, _ := filepath.Rel(src, p)
+		rel = filepath.ToSlash(rel)
+		if strings.Contains(rel, "/defaults/") || strings.Contains(rel, "/vars/") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := parser.LoadYAML(rel, data, nil)
+		if err != nil || doc == nil {
+			continue
+		}
+		walkConditions(doc, 0, func(cond *parser.Value) {
+			seen := map[string]bool{}
+			for _, id := range identAnyRE.FindAllString(cond.Str, -1) {
+				if !bools[id] || seen[id] {
+					continue
+				}
+				seen[id] = true
+				form := useForm(cond.Str, id)
+				m := out[id]
+				if m == nil {
+					m = map[string]*UseSite{}
+					out[id] = m
+				}
+				if s := m[form]; s != nil {
+					s.Count++
+					continue
+				}
+				m[form] = &UseSite{Source: fmt.Sprintf("%s:%d", rel, cond.Pos.Line), Expr: strings.TrimSpace(cond.Str), Count: 1}
+			}
+		})
+	}
+	return out, nil
+}
+
+// walkConditions calls f for every condition string under a when:,
+// failed_when:, changed_when: or until: key, and every assert that: item,
+// anywhere in v.
+func walkConditions(v *parser.Value, depth int, f func(*parser.Value)) {
+	if v == nil || depth > 100 {
+		return
+	}
+	each := func(c *parser.Value) {
+		items := []*parser.Value{c}
+		if c != nil && c.Kind == parser.KindList {
+			items = c.List
+		}
+		for _, it := range items {
+			if it != nil && it.Kind == parser.KindString {
+				f(it)
+			}
+		}
+	}
+	switch v.Kind {
+	case parser.KindList:
+		for _, x := range v.List {
+			walkConditions(x, depth+1, f)
+		}
+	case parser.KindMap:
+		for _, k := range v.Map.Keys {
+			x := v.Map.Get(k)
+			isCond := false
+			for _, ck := range conditionKeys {
+				isCond = isCond || k == ck
+			}
+			switch {
+			case isCond:
+				each(x)
+			case k == "assert" || k == "ansible.builtin.assert":
+				each(get(x, "that"))
+			default:
+				walkConditions(x, depth+1, f)
+			}
+		}
 	}
 }
