@@ -59,7 +59,7 @@ func Client(ctx context.Context, t *Target, opts Options) (*ssh.Client, error) {
 			jc.Close()
 			return nil, fmt.Errorf("connect to %s through jump host %s: %w", t.Addr(), t.Jump.Name, err)
 		}
-		c, err := handshake(ctx, conn, t, cfg)
+		c, err := handshake(ctx, conn, t, cfg, opts.Timeout)
 		if err != nil {
 			jc.Close()
 			return nil, err
@@ -71,10 +71,10 @@ func Client(ctx context.Context, t *Target, opts Options) (*ssh.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", t.Addr(), err)
 	}
-	return handshake(ctx, conn, t, cfg)
+	return handshake(ctx, conn, t, cfg, opts.Timeout)
 }
 
-func handshake(ctx context.Context, conn net.Conn, t *Target, cfg *ssh.ClientConfig) (*ssh.Client, error) {
+func handshake(ctx context.Context, conn net.Conn, t *Target, cfg *ssh.ClientConfig, timeout time.Duration) (*ssh.Client, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
@@ -93,13 +93,17 @@ func handshake(ctx context.Context, conn net.Conn, t *Target, cfg *ssh.ClientCon
 	case r := <-done:
 		if r.err != nil {
 			conn.Close()
+			var ne net.Error
+			if errors.As(r.err, &ne) && ne.Timeout() {
+				return nil, fmt.Errorf("ssh handshake with %s@%s: not done within %s (is an SSH server listening there?): %w", t.User, t.Addr(), timeout, r.err)
+			}
 			return nil, fmt.Errorf("ssh handshake with %s@%s: %w", t.User, t.Addr(), r.err)
 		}
 		_ = conn.SetDeadline(time.Time{})
 		return ssh.NewClient(r.c, r.chans, r.reqs), nil
 	case <-ctx.Done():
 		conn.Close()
-		return nil, fmt.Errorf("ssh handshake with %s@%s: %w", t.User, t.Addr(), ctx.Err())
+		return nil, fmt.Errorf("ssh handshake with %s@%s: not done within %s (is an SSH server listening there?): %w", t.User, t.Addr(), timeout, ctx.Err())
 	}
 }
 

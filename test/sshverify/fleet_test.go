@@ -2,7 +2,9 @@ package sshverify
 
 import (
 	"encoding/xml"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,4 +160,40 @@ func TestVerifyUnreachableHost(t *testing.T) {
 	require.Regexp(t, `node2\s+ok\s+.*WARN\n`, r.Out)
 	require.Regexp(t, `node3\s+-\s+.*UNREACHABLE\n`, r.Out)
 	require.Contains(t, r.Out, "3 hosts: 0 ok, 2 warn, 0 failed, 1 unreachable")
+}
+
+// A host whose port accepts connections but never speaks SSH is bounded
+// by --connect-timeout and reported unreachable; the others are checked.
+func TestVerifyHangingHost(t *testing.T) {
+	f := newFleet(t, 2, fleetOpts{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	f.node("node2").Vars["ansible_port"] = l.Addr().(*net.TCPAddr).Port
+	inv := f.inventory(t)
+	r := runVerify(t, "-i", inv, "--connect-timeout", "2s")
+	require.Equal(t, 1, r.Code, r.Out+r.Err)
+	require.Contains(t, r.Out, "fatal: [node2]: UNREACHABLE! => ssh handshake with root@"+l.Addr().String())
+	require.Contains(t, r.Out, "not done within 2s (is an SSH server listening there?)")
+	require.Regexp(t, `node1\s+ok\s+.*WARN\n`, r.Out)
 }
