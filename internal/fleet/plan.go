@@ -35,7 +35,8 @@ type Host struct {
 }
 
 // Plan lists the hosts playbooks/verify.yml checks (groups k8s_cluster
-// and etcd after kubespray's dynamic groups, in inventory order), limited
+// and etcd after kubespray's dynamic groups, in the order the inventory
+// first names them), limited
 // to limit (host or group names, comma-separated as --limit; empty: all),
 // with each host's connection and node_facts request from its hostvars
 // (extra vars on top). Warnings name values Ansible would template at run
@@ -52,6 +53,12 @@ func Plan(inv *parser.Inventory, extra *parser.Map, limit string) ([]*Host, []st
 			}
 		}
 	}
+	// Report hosts in the order the inventory first names them.
+	order := map[string]int{}
+	for i, h := range inv.Hosts {
+		order[h.Name] = i
+	}
+	sort.SliceStable(hosts, func(i, j int) bool { return order[hosts[i].Name] < order[hosts[j].Name] })
 	if limit != "" {
 		keep := map[string]bool{}
 		for _, pat := range strings.Split(limit, ",") {
