@@ -38,7 +38,7 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 	fs.Var(&extra, "e", "extra vars as for ansible-playbook -e (repeatable)")
 	fs.StringVar(&req.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $K8S_AUTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config)")
 	fs.StringVar(&req.Context, "context", "", "kubeconfig context (default: its current-context)")
-	format := fs.String("format", "text", "output format: text or json")
+	format := fs.String("format", "text", "output format: text, json, junit or markdown")
 	fs.Var(&layers, "layer", "run only this layer (repeatable; default all: "+strings.Join(cluster.LayerNames(), ", ")+")")
 	fs.Var(&skip, "skip", "skip this layer (repeatable)")
 	check := fs.Bool("check", false, "check mode: skip the probes that create objects")
@@ -60,8 +60,8 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 	if len(inv) == 0 {
 		return &ExitError{Code: 2, Msg: "cluster: no inventory given (-i)"}
 	}
-	if *format != "text" && *format != "json" {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("--format %q: want text or json", *format)}
+	if !contains(checkFormats, *format) {
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("--format %q: want text, json, junit or markdown", *format)}
 	}
 	opts, warnings, err := ClusterOptions(inv, extra)
 	if err != nil {
@@ -82,7 +82,7 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}
-	if err := writeReport(s.Out, *format, rep, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
+	if err := writeCheckReport(s.Out, *format, "layercheck cluster", nil, rep, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
 		return err
 	}
 	return verdict(rep.Status)

@@ -23,7 +23,7 @@ func runNode(ctx context.Context, args []string, s Streams) error {
 	fs := flag.NewFlagSet("node", flag.ContinueOnError)
 	fs.SetOutput(s.ErrOut)
 	req := verify.Request{Options: verify.NewOptions()}
-	format := fs.String("format", "text", "output format: text or json")
+	format := fs.String("format", "text", "output format: text, json, junit or markdown")
 	fs.StringVar(&req.Root, "root", "/", "the node's filesystem root")
 	fs.StringVar(&req.Host, "host", "", "this node's inventory_hostname (default: the hostname)")
 	fs.StringVar(&req.Now, "now", "", "judge certificates at this RFC 3339 time (default: now)")
@@ -42,8 +42,8 @@ func runNode(ctx context.Context, args []string, s Streams) error {
 	if fs.NArg() > 0 {
 		return &ExitError{Code: 2, Msg: fmt.Sprintf("node takes no arguments, got %q", fs.Args())}
 	}
-	if *format != "text" && *format != "json" {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("--format %q: want text or json", *format)}
+	if !contains(checkFormats, *format) {
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("--format %q: want text, json, junit or markdown", *format)}
 	}
 	if *vars != "" {
 		dec := json.NewDecoder(strings.NewReader(*vars))
@@ -77,7 +77,7 @@ func runNode(ctx context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}
-	if err := writeReport(s.Out, *format, rep, rep.WriteText); err != nil {
+	if err := writeCheckReport(s.Out, *format, "layercheck node", rep, nil, rep.WriteText); err != nil {
 		return err
 	}
 	return verdict(rep.Status)

@@ -127,9 +127,14 @@ func (r *Report) WriteText(w io.Writer) {
 // and the problems with their remedies.
 func (r *Report) WriteMarkdown(w io.Writer) {
 	s := r.Summary
-	fmt.Fprintf(w, "## layercheck verify: %s\n\n%d hosts: %d ok, %d warn, %d failed, %d unreachable\n\n", strings.ToUpper(string(r.Status)), s.Hosts, s.OK, s.Warn, s.Failed, s.Unreachable)
+	fmt.Fprintf(w, "## %s: %s\n\n", r.title(), strings.ToUpper(string(r.Status)))
+	if len(r.Hosts) > 0 {
+		fmt.Fprintf(w, "%d hosts: %d ok, %d warn, %d failed, %d unreachable\n\n", s.Hosts, s.OK, s.Warn, s.Failed, s.Unreachable)
+	}
 	cols := layerColumns(r)
-	fmt.Fprintf(w, "| host | %s | node |\n|---|%s---|\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	if len(r.Hosts) > 0 {
+		fmt.Fprintf(w, "| host | %s | node |\n|---|%s---|\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	}
 	for _, h := range r.Hosts {
 		var cells []string
 		for _, c := range cols {
@@ -239,7 +244,7 @@ func junitCaseOf(classname string, r verify.Result) junitCase {
 // WriteJUnit prints one testsuite per host and a testcase per check; an
 // unreachable host is one testcase "connect" in error.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	all := junitSuites{Name: "layercheck verify"}
+	all := junitSuites{Name: r.title()}
 	for _, h := range r.Hosts {
 		s := junitSuite{Name: h.Host, Time: fmt.Sprintf("%.3f", float64(h.DurationMS)/1000)}
 		if h.Report == nil {

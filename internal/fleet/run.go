@@ -61,6 +61,16 @@ type Report struct {
 	// ClusterSkipped says why).
 	Cluster        *cluster.Report `json:"cluster,omitempty"`
 	ClusterSkipped string          `json:"cluster_skipped,omitempty"`
+	// Title names the command in the markdown and junit reports (default
+	// "layercheck verify").
+	Title string `json:"-"`
+}
+
+func (r *Report) title() string {
+	if r.Title != "" {
+		return r.Title
+	}
+	return "layercheck verify"
 }
 
 // AddCluster folds the cluster layers' report into the run's status.
@@ -112,7 +122,21 @@ func Run(ctx context.Context, hosts []*Host, opts Options) *Report {
 		}()
 	}
 	wg.Wait()
+	rep.summarise()
+	return rep
+}
+
+// NewReport is the report of hosts checked elsewhere (e.g. one node by
+// `layercheck node`), with its status and summary.
+func NewReport(hosts ...*HostReport) *Report {
+	r := &Report{Hosts: hosts}
+	r.summarise()
+	return r
+}
+
+func (rep *Report) summarise() {
 	rep.Status = verify.StatusOK
+	rep.Summary = Summary{}
 	for _, hr := range rep.Hosts {
 		rep.Summary.Hosts++
 		switch hr.Status {
@@ -129,7 +153,6 @@ func Run(ctx context.Context, hosts []*Host, opts Options) *Report {
 			rep.Summary.OK++
 		}
 	}
-	return rep
 }
 
 func checkHost(ctx context.Context, h *Host, opts Options) (hr *HostReport) {
