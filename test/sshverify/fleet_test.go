@@ -2,7 +2,10 @@ package sshverify
 
 import (
 	"encoding/xml"
+	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -196,4 +199,26 @@ func TestVerifyHangingHost(t *testing.T) {
 	require.Contains(t, r.Out, "fatal: [node2]: UNREACHABLE! => ssh handshake with root@"+l.Addr().String())
 	require.Contains(t, r.Out, "not done within 2s (is an SSH server listening there?)")
 	require.Regexp(t, `node1\s+ok\s+.*WARN\n`, r.Out)
+}
+
+// --kubeconfig runs the cluster layers once after the nodes: here the API
+// server is down, so each cluster layer is an error naming the server and
+// the run fails; the kubeconfig's client key appears nowhere.
+func TestVerifyClusterOnceWithKubeconfig(t *testing.T) {
+	f := newFleet(t, 1, fleetOpts{})
+	data, err := os.ReadFile(f.node("node1").Tree.Path("/etc/kubernetes/admin.conf"))
+	require.NoError(t, err)
+	server := fmt.Sprintf("https://127.0.0.1:%d", testharness.FreePort(t))
+	kc := filepath.Join(t.TempDir(), "admin.conf")
+	require.NoError(t, os.WriteFile(kc, []byte(strings.Replace(string(data), "https://10.10.0.11:6443", server, 1)), 0o600))
+	inv := f.inventory(t)
+	r := runVerify(t, "-i", inv, "--kubeconfig", kc)
+	require.Equal(t, 1, r.Code, r.Out+r.Err)
+	require.Contains(t, r.Out, "cluster "+server+": ERROR")
+	require.Contains(t, r.Out, "[ERROR] cluster nodes api_server: API server "+server+" did not answer")
+	require.Regexp(t, `node1\s+ok\s+.*WARN\n`, r.Out)
+	f.noSecrets(t, r.Out+r.Err)
+	j := runVerify(t, "-i", inv, "--kubeconfig", kc, "--format", "junit")
+	require.Contains(t, j.Out, `<testsuite name="cluster"`)
+	f.noSecrets(t, j.Out)
 }
