@@ -22,7 +22,7 @@ func init() {
 	register("verify", "verify every node of the inventory over SSH + SFTP, and the cluster once (no Ansible, nothing copied)", runVerify)
 }
 
-const verifyUsage = `usage: layercheck verify -i INVENTORY [-i ...] [-e EXTRA]... [--limit HOSTS] [--kubeconfig FILE]
+const verifyUsage = `usage: layercheck verify -i INVENTORY [-i ...] [-e EXTRA]... [--limit HOSTS] [--kubeconfig FILE | --cluster-from first-control-plane]
        [--forks 50] [--format text|json|junit|markdown] [--output FILE] [--accept-new-host-keys]
 
 Connects to every host of k8s_cluster and etcd as ansible-playbook would
@@ -30,7 +30,9 @@ Connects to every host of k8s_cluster and etcd as ansible-playbook would
 ssh-agent, known_hosts, ProxyJump / ProxyCommand "ssh -W %h:%p bastion",
 ansible_become with sudo -n), runs every node layer there over SFTP and SSH
 (the checks of playbooks/verify.yml; nothing is copied to the hosts), then
-the cluster layers once when --kubeconfig is given. Passwords are never
+the cluster layers once with --kubeconfig, or with --cluster-from
+first-control-plane (kubespray's admin.conf of the first kube_control_plane
+host, the API server reached through that host's SSH connection). Passwords are never
 used. Exit 0 when no check failed, 1 when one failed or a host was
 unreachable, 2 on bad usage.
 `
@@ -46,6 +48,7 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	fs.Var(&extra, "extra-vars", "same as -e")
 	limit := fs.String("limit", "", "only these hosts or groups, comma-separated")
 	kubeconfig := fs.String("kubeconfig", "", "run the cluster layers once with this kubeconfig")
+	clusterFrom := fs.String("cluster-from", "", "first-control-plane: run the cluster layers with admin.conf of the first kube_control_plane host (read over SFTP), the API server reached through that host's SSH connection")
 	forks := fs.Int("forks", 50, "hosts checked at once")
 	format := fs.String("format", "text", "output format: "+strings.Join(fleet.Formats, ", "))
 	output := fs.String("output", "", "write the report to this file (default: standard output)")
@@ -69,6 +72,12 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	}
 	if !contains(fleet.Formats, *format) {
 		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify: --format %q: want %s", *format, strings.Join(fleet.Formats, ", "))}
+	}
+	if *clusterFrom != "" && *clusterFrom != "first-control-plane" {
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify: --cluster-from %q: want first-control-plane", *clusterFrom)}
+	}
+	if *clusterFrom != "" && *kubeconfig != "" {
+		return &ExitError{Code: 2, Msg: "verify: give --kubeconfig or --cluster-from, not both"}
 	}
 	if *forks < 1 {
 		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify: --forks %d: want at least 1", *forks)}
@@ -113,23 +122,33 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 		}
 	}
 	rep := fleet.Run(ctx, hosts, opts)
-	if *kubeconfig != "" {
+	switch {
+	case *kubeconfig != "" || *clusterFrom != "":
 		copts, cw, err := ClusterOptions(inv, extra)
 		if err != nil {
 			rep.ClusterSkipped = err.Error()
-		} else {
-			for _, w := range cw {
-				fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
-			}
-			req := cluster.Request{Options: *copts, Kubeconfig: *kubeconfig}
-			crep, err := cluster.RunRequest(ctx, &req)
-			if err != nil {
-				return &ExitError{Code: 2, Msg: "verify: cluster: " + err.Error()}
-			}
-			rep.AddCluster(crep)
+			break
 		}
-	} else {
-		rep.ClusterSkipped = "no --kubeconfig given"
+		for _, w := range cw {
+			fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
+		}
+		req := cluster.Request{Options: *copts, Kubeconfig: *kubeconfig}
+		if *clusterFrom != "" {
+			src, err := firstControlPlane(ctx, hosts, copts.KubeControlPlane, opts)
+			if err != nil {
+				rep.ClusterSkipped = err.Error()
+				break
+			}
+			defer src.Close()
+			req.Kubeconfig, req.KubeconfigData, req.Dial = src.Where, src.Kubeconfig, src.Dial
+		}
+		crep, err := cluster.RunRequest(ctx, &req)
+		if err != nil {
+			return &ExitError{Code: 2, Msg: "verify: cluster: " + err.Error()}
+		}
+		rep.AddCluster(crep)
+	default:
+		rep.ClusterSkipped = "no --kubeconfig or --cluster-from given"
 	}
 	var w io.Writer = s.Out
 	if *output != "" {
@@ -153,4 +172,18 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// firstControlPlane opens the first kube_control_plane host of the plan
+// for --cluster-from.
+func firstControlPlane(ctx context.Context, hosts []*fleet.Host, cps []string, opts fleet.Options) (*fleet.ClusterSource, error) {
+	if len(cps) == 0 {
+		return nil, fmt.Errorf("--cluster-from first-control-plane: group kube_control_plane has no host")
+	}
+	for _, h := range hosts {
+		if h.Name == cps[0] {
+			return fleet.FromFirstControlPlane(ctx, h, opts)
+		}
+	}
+	return nil, fmt.Errorf("--cluster-from first-control-plane: %s is not among the hosts verified (--limit?)", cps[0])
 }
