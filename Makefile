@@ -29,6 +29,8 @@ FORCE:
 
 venv:
 	./scripts/venv.sh
+	./scripts/venv-pinned.sh
+	./scripts/venv-series.sh
 
 # The main job on the bundled samples: the clean sample passes, the broken
 # one shows every rule (and exits 1, which the demo expects).

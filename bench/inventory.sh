@@ -33,3 +33,11 @@ awk -F'\t' '
     printf "ratio ansible-inventory --list / layercheck lint:             %.1fx\n", t[3]/t[2]
     printf "peak memory ansible-inventory / layercheck inventory:       %.1fx\n", m[3]/m[1]
   }' "$work/results.tsv"
+# The binaries that embed the bundled kubespray catalogues (every release,
+# gzipped): the CLI and the lint module, as built by make build.
+echo
+for b in bin/layercheck plugins/modules/inventory_lint_linux_amd64 plugins/modules/inventory_lint_linux_arm64; do
+  if [ -f "$b" ]; then
+    printf "%-46s %6.1f MiB\n" "$b" "$(awk -v s="$(stat -c %s "$b")" 'BEGIN { print s / 1048576 }')"
+  fi
+done

@@ -157,12 +157,29 @@ func quoteAll(ss []string) []string {
 
 func checkCrossAsserts(c *checkCtx) []Finding {
 	var out []Finding
+	// One mistake, one finding: kubespray's twin asserts (ipip excludes
+	// vxlan, vxlan excludes ipip: the same task) failing on the same hosts
+	// are said once, naming both settings.
+	type key struct{ task, hosts string }
+	merged := map[key]int{}
 	for _, a := range c.asserts(false) {
 		for _, u := range c.failing(a) {
+			k := key{a.Task, strings.Join(u.hosts, ",")}
+			if i, ok := merged[k]; ok {
+				f := &out[i]
+				other := u.name
+				if u.ours != nil {
+					other += " (" + c.where(u.ours.Pos) + ")"
+				}
+				f.Message += fmt.Sprintf("; and %s (%s)", a.Expr, a.ID)
+				f.Why += fmt.Sprintf(" The same task also rejects %s = %s, set at %s (%s).", u.name, u.judge.Display(), other, a.Source)
+				continue
+			}
 			f := c.finding("kubespray-assert", SeverityError, u)
 			f.Message = fmt.Sprintf("kubespray rejects this combination: %s (%s)", a.Expr, a.ID)
 			f.Why = fmt.Sprintf("kubespray's task %q (%s) stops with %q.", a.Task, a.Source, a.Msg)
 			f.Fix = crossFix(a, u)
+			merged[k] = len(out)
 			out = append(out, f)
 		}
 	}

@@ -32,6 +32,11 @@
 //	local-path-provisioner warning  volumes on one node's disk
 //	certificates-duration  warning  changes only the etcd/calico script certificates, never kubeadm's
 //	inventory-unparsed     error    a file inside an inventory directory no plugin can parse (Ansible only warns)
+//	network-plugin-none    warning  kube_network_plugin: none (kubespray installs no pod network)
+//	pod-address-space      error    pods subnet too small for the nodes at the node prefix (IPv4/IPv6), or kubelet_max_pods too big
+//	hostname               error    a host name kubespray's "Stop if bad hostname" rejects
+//	cilium-kube-owner      error    cilium with kube_owner other than root (releases that assert it: master)
+//	calico-settings        error    calico_rr without a valid IPv4 cluster_id, an invalid calico_pool_name
 //	upgrade-path           error    --upgrade-from: a skip of more than one kubespray minor release
 //	upgrade-removed        warning  --upgrade-from: a variable set that the target release no longer defines
 //	upgrade-default-changed warning --upgrade-from: a default the inventory relies on changes (info: component versions)

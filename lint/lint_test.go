@@ -482,7 +482,7 @@ func TestRulesRegistered(t *testing.T) {
 	}
 	for _, want := range []string{"string-as-bool", "not-a-bool", "choice", "kubespray-assert", "network-cidr", "network-overlap",
 		"nodelocaldns-ip", "control-plane-empty", "etcd-empty", "etcd-even", "calico-rr", "unknown-variable", "removed-variable",
-		"metrics-server-tls", "local-path-provisioner", "certificates-duration", "ansible-type-mismatch", "group-vars-unused", "version"} {
+		"metrics-server-tls", "local-path-provisioner", "certificates-duration", "ansible-type-mismatch", "group-vars-unused", "version", "network-plugin-none", "pod-address-space", "hostname", "calico-settings", "cilium-kube-owner"} {
 		if !ids[want] {
 			t.Errorf("rule %s not registered", want)
 		}

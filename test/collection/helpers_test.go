@@ -70,9 +70,16 @@ type result struct {
 // venv in dir and returns its output and exit code.
 func run(t *testing.T, dir string, envv []string, name string, args ...string) result {
 	t.Helper()
+	return runCmd(t, dir, envv, testutil.Ansible(t, name), args...)
+}
+
+// runCmd runs the program at path (an ansible command of some venv) as run does.
+func runCmd(t *testing.T, dir string, envv []string, path string, args ...string) result {
+	t.Helper()
+	name := filepath.Base(path)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, testutil.Ansible(t, name), args...)
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
 	cmd.Env = envv
 	var buf bytes.Buffer

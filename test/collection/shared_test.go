@@ -50,3 +50,36 @@ func TestKubespraySampleInventory(t *testing.T) {
 		})
 	}
 }
+
+// kubespray v2.31.0's own playbooks/ansible_version.yml (copied from
+// ../shared/kubespray-src/v2.31.0) and the lint play, in one run under
+// ansible 11.13 (v2.31.0's pin), on v2.31.0's sample inventory: the
+// version check passes and the sample lints clean.
+func TestPinnedAnsibleWithKubesprayVersionCheck(t *testing.T) {
+	requireBinaries(t)
+	playbook, envv := pinnedEnv(t)
+	inv := filepath.Join(t.TempDir(), "sample")
+	copyTree(t, testutil.Shared(t, "kubespray", "v2.31.0", "inventory", "sample"), inv)
+	ini := filepath.Join(inv, "inventory.ini")
+	testutil.EnableSampleNodes(t, ini, func(line string) string {
+		m := hostAddr.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("%s: %q has no ansible_host", ini, line)
+		}
+		return m[1] + unreachable + m[2]
+	})
+	plays := t.TempDir()
+	copyTree(t, testutil.Shared(t, "kubespray-src", "v2.31.0", "playbooks"), filepath.Join(plays, "playbooks"))
+	extra := `{"layercheck_lint_kubespray_version": "v2.31.0"}`
+	r := runCmd(t, t.TempDir(), envv, playbook, "-i", ini, "-e", extra,
+		filepath.Join(plays, "playbooks", "ansible_version.yml"), lintPlaybook())
+	if r.code != 0 {
+		t.Fatalf("kubespray's version check and the lint under ansible %s (exit %d):\n%s", pinnedAnsible, r.code, r.out)
+	}
+	if !strings.Contains(r.out, "Check 2.18.0 <= Ansible version < 2.19.0") {
+		t.Errorf("kubespray's version check did not run:\n%s", r.out)
+	}
+	for _, h := range []string{"node1", "node2", "node3"} {
+		recap(t, r.out, h, "unreachable=0    failed=0")
+	}
+}
