@@ -12,7 +12,7 @@ import (
 )
 
 // LayerOf is one layer of checks run against an environment E: *Env for
-// the node layers of this package, *cluster.Env for the cluster layers.
+// the node layers (package verify/node), *cluster.Env for the cluster layers.
 type LayerOf[E any] interface {
 	// Name is the layer's id, e.g. "certificates".
 	Name() string

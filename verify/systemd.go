@@ -11,6 +11,12 @@ import (
 	"strings"
 )
 
+// Systemd reads the state of a unit as `systemctl show` gives it.
+type Systemd interface {
+	// Show returns properties such as ActiveState, SubState, UnitFileState, MainPID.
+	Show(ctx context.Context, unit string) (map[string]string, error)
+}
+
 // Cmder starts commands; it is the seam between layers and the processes
 // they run (in the style of sigs.k8s.io/kind/pkg/exec), so tests can give
 // canned output without a real systemd.

@@ -2,7 +2,7 @@
 // a binary module run on every node by roles/verify (become: true). It
 // checks the node layer by layer (certificates, install records, kubelet,
 // etcd, DNS, CNI, add-ons) and returns ansible_facts.layercheck_node, the
-// verify.Report. It only reads, so check mode gives the same facts; it
+// node.Report. It only reads, so check mode gives the same facts; it
 // never fails the task for a failed check (the role asserts on the facts),
 // only for bad options.
 package main
@@ -13,13 +13,13 @@ import (
 	"os"
 
 	"github.com/layercheck/layercheck/module"
-	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 func main() {
-	req := verify.Request{Options: verify.NewOptions()}
+	req := node.Request{Options: node.NewOptions()}
 	os.Exit(module.Run(context.Background(), os.Args, os.Stdout, &req, func(ctx context.Context, args *module.Args) (*module.Result, error) {
-		rep, err := verify.RunRequest(ctx, &req)
+		rep, err := node.RunRequest(ctx, &req)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/module"
-	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 var (
@@ -157,13 +157,13 @@ func TestModuleBadInput(t *testing.T) {
 // The sidecar documentation lists exactly the module's options.
 func TestDocumentationMatchesOptions(t *testing.T) {
 	name, options, documented := testutil.ModuleDoc(t, "node_facts")
-	fields := module.OptionNames(reflect.TypeOf(verify.Request{}))
+	fields := module.OptionNames(reflect.TypeOf(node.Request{}))
 	sort.Strings(fields)
 	if name != "node_facts" || !reflect.DeepEqual(documented, fields) {
 		t.Errorf("documented options %v\nmodule options %v", documented, fields)
 	}
 	// Documented defaults are the ones the module applies.
-	var o verify.Options
+	var o node.Options
 	o.Defaults()
 	ob, _ := json.Marshal(o)
 	var applied map[string]any

@@ -4,8 +4,8 @@ import (
 	"io"
 
 	"github.com/layercheck/layercheck/internal/fleet"
-	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 // checkFormats are the --format values of `layercheck node` and
@@ -16,7 +16,7 @@ var checkFormats = []string{"text", "json", "junit", "markdown"}
 // text and json as writeReport, junit and markdown as `layercheck verify`
 // writes them (a testsuite per host and for the cluster, a testcase per
 // check).
-func writeCheckReport(w io.Writer, format, title string, node *verify.Report, cl *cluster.Report, text func(io.Writer)) error {
+func writeCheckReport(w io.Writer, format, title string, node *node.Report, cl *cluster.Report, text func(io.Writer)) error {
 	if format != "junit" && format != "markdown" {
 		var rep any = node
 		if node == nil {

@@ -48,6 +48,7 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 	fs.IntVar(&req.Probe.Port, "probe-port", 8080, "container port the probe image listens on")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit per API request")
 	probeTimeout := fs.Duration("probe-timeout", 120*time.Second, "time limit for each probe")
+	cleanupTimeout := fs.Duration("probe-cleanup-timeout", 60*time.Second, "time limit for a probe's namespace to be gone after the probe")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil
@@ -77,7 +78,7 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 		f := false
 		req.Probe.Enabled = &f
 	}
-	req.Timeout, req.Probe.Timeout = timeout.Seconds(), probeTimeout.Seconds()
+	req.Timeout, req.Probe.Timeout, req.Probe.CleanupTimeout = timeout.Seconds(), probeTimeout.Seconds(), cleanupTimeout.Seconds()
 	rep, err := cluster.RunRequest(ctx, &req)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
@@ -132,6 +133,10 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 		return nil, nil, fmt.Errorf("inventory %s: group kube_control_plane has no host", strings.Join(sources, ", "))
 	}
 	vars := inv.HostVars(inv.Host(o.KubeControlPlane[0]), ev)
+	cat, err := kubespray.ForInventory(sources)
+	if err != nil {
+		return nil, nil, err
+	}
 	var warnings []string
 	rv := reflect.ValueOf(o).Elem()
 	rt := rv.Type()
@@ -149,8 +154,62 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 		if err := setOption(f, v); err != nil {
 			return nil, warnings, fmt.Errorf("%s at %s: %v", name, v.Pos, err)
 		}
+		if w := stringBoolWarning(cat, name, f, v); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	// kube_override_hostname: the Node name of hosts that set one.
+	for _, h := range o.K8sCluster() {
+		v := inv.HostVars(inv.Host(h), ev).Get("kube_override_hostname")
+		if v == nil || v.Kind != parser.KindString || v.Str == "" || v.Str == h {
+			continue
+		}
+		if v.Templated() {
+			if v.Str != "{{ inventory_hostname }}" {
+				warnings = append(warnings, fmt.Sprintf("kube_override_hostname of %s at %s is %s, rendered by Ansible at run time: the Node is looked for as %s (use the cluster_facts module to get the rendered value)", h, v.Pos, v.Display(), h))
+			}
+			continue
+		}
+		if o.NodeNames == nil {
+			o.NodeNames = map[string]string{}
+		}
+		o.NodeNames[h] = v.Str
 	}
 	return o, warnings, nil
+}
+
+// stringBoolWarning is the lint's string-as-bool finding for a boolean
+// option given as a string or an int (-e x=true, INI x=true, "true"), which
+// setOption has read as Ansible's `| bool` would; empty when v is a real
+// boolean or kubespray itself keeps the variable as a string (StringBool,
+// e.g. local_path_provisioner_is_default_storageclass: "true").
+func stringBoolWarning(cat *kubespray.Catalogue, name string, f reflect.Value, v *parser.Value) string {
+	if v.Kind == parser.KindBool || (f.Kind() != reflect.Bool && f.Kind() != reflect.Pointer) {
+		return ""
+	}
+	if d := cat.Lookup(name); d != nil && d.StringBool && v.Kind == parser.KindString {
+		return ""
+	}
+	read := f
+	if read.Kind() == reflect.Pointer {
+		read = read.Elem()
+	}
+	fix := fmt.Sprintf("write %s: %t unquoted at %s", name, read.Bool(), v.Pos)
+	switch v.Origin {
+	case parser.OriginExtraKV:
+		fix = fmt.Sprintf(`pass -e '{"%s": %t}' (-e key=value always gives a string)`, name, read.Bool())
+	case parser.OriginINIHost, parser.OriginINIGroup:
+		fix = fmt.Sprintf("write %s=%s at %s (an INI value is a boolean only as True or False)", name, pyBool(read.Bool()), v.Pos)
+	}
+	return fmt.Sprintf("%s at %s is the %s %s, not a boolean: read here as %t, as `| bool` reads it, but the lint reports it as an error (string-as-bool): ansible-core >= 2.19 fails `when: %s` in cluster.yml; fix: %s",
+		name, v.Pos, v.Kind, v.Display(), read.Bool(), name, fix)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }
 
 func setOption(f reflect.Value, v *parser.Value) error {

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/layercheck/layercheck/internal/testutil"
 )
 
@@ -45,8 +48,12 @@ func TestClusterOptionsTemplatedAndBadValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "kube_pods_subnet at ") || !strings.Contains(warnings[0], "kubespray's default assumed") {
-		t.Errorf("templated value: %v", warnings)
+	// The templated value, and -e enable_dns_autoscaler=false (a string, as
+	// the lint says); local_path_provisioner_is_default_storageclass is one
+	// kubespray keeps as a string itself, so "false" is no finding.
+	if len(warnings) != 2 || !strings.Contains(warnings[1], "kube_pods_subnet at ") || !strings.Contains(warnings[1], "kubespray's default assumed") ||
+		!strings.Contains(warnings[0], `enable_dns_autoscaler at -e is the str "false", not a boolean: read here as false`) {
+		t.Errorf("warnings: %q", warnings)
 	}
 	if o.LocalPathProvisionerIsDefault == nil || *o.LocalPathProvisionerIsDefault || o.EnableDNSAutoscaler == nil || *o.EnableDNSAutoscaler {
 		t.Errorf("string booleans: %+v", o)
@@ -65,4 +72,34 @@ func TestClusterUsageErrors(t *testing.T) {
 			t.Errorf("%v: want exit 2, got %v", args, err)
 		}
 	}
+}
+
+// -e metrics_server_enabled=true is a string: read as true, as `| bool`
+// does, and said so with the lint's verdict and the JSON fix; a JSON
+// boolean is no finding.
+func TestClusterOptionsStringBooleanWarns(t *testing.T) {
+	sample := filepath.Join(testutil.RepoRoot(), "inventory-samples", "kubespray-3node")
+	o, warnings, err := ClusterOptions([]string{sample}, []string{"metrics_server_enabled=true"})
+	require.NoError(t, err)
+	assert.True(t, o.MetricsServerEnabled)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "metrics_server_enabled at -e is the str \"true\", not a boolean: read here as true")
+	assert.Contains(t, warnings[0], "string-as-bool")
+	assert.Contains(t, warnings[0], `pass -e '{"metrics_server_enabled": true}'`)
+
+	o, warnings, err = ClusterOptions([]string{sample}, []string{`{"metrics_server_enabled": true}`})
+	require.NoError(t, err)
+	assert.True(t, o.MetricsServerEnabled)
+	assert.Empty(t, warnings)
+}
+
+// kube_override_hostname set in the inventory becomes node_names; the
+// kubespray default "{{ inventory_hostname }}" is no override.
+func TestClusterOptionsKubeOverrideHostname(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hosts.ini"), []byte("[kube_control_plane]\ncp1 kube_override_hostname=cp1.example.org\n[kube_node]\nw1 kube_override_hostname=\"{{ inventory_hostname }}\"\nw2\n"), 0o644))
+	o, warnings, err := ClusterOptions([]string{filepath.Join(dir, "hosts.ini")}, nil)
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	assert.Equal(t, map[string]string{"cp1": "cp1.example.org"}, o.NodeNames)
 }

@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 func init() {
@@ -22,13 +25,13 @@ func init() {
 func runNode(ctx context.Context, args []string, s Streams) error {
 	fs := flag.NewFlagSet("node", flag.ContinueOnError)
 	fs.SetOutput(s.ErrOut)
-	req := verify.Request{Options: verify.NewOptions()}
+	req := node.Request{Options: node.NewOptions()}
 	format := fs.String("format", "text", "output format: text, json, junit or markdown")
 	fs.StringVar(&req.Root, "root", "/", "the node's filesystem root")
 	fs.StringVar(&req.Host, "host", "", "this node's inventory_hostname (default: the hostname)")
 	fs.StringVar(&req.Now, "now", "", "judge certificates at this RFC 3339 time (default: now)")
 	var layers, skip, groups, etcdMembers, addrMap multiFlag
-	fs.Var(&layers, "layer", "run only this layer (repeatable; default all: "+strings.Join(verify.LayerNames(), ", ")+")")
+	fs.Var(&layers, "layer", "run only this layer (repeatable; default all: "+strings.Join(node.LayerNames(), ", ")+")")
 	fs.Var(&skip, "skip", "skip this layer (repeatable)")
 	fs.Var(&groups, "group", "a group this host is in, e.g. etcd, kube_control_plane, kube_node (repeatable)")
 	fs.Var(&etcdMembers, "etcd-member", "inventory hostname of an etcd member, in inventory order (repeatable)")
@@ -46,7 +49,14 @@ func runNode(ctx context.Context, args []string, s Streams) error {
 		return &ExitError{Code: 2, Msg: fmt.Sprintf("--format %q: want text, json, junit or markdown", *format)}
 	}
 	if *vars != "" {
-		dec := json.NewDecoder(strings.NewReader(*vars))
+		fixed, warnings, err := jsonStringBools(*vars, reflect.TypeOf(req.Options))
+		if err != nil {
+			return &ExitError{Code: 2, Msg: "--vars: " + err.Error()}
+		}
+		for _, w := range warnings {
+			fmt.Fprintln(s.ErrOut, "warning:", w)
+		}
+		dec := json.NewDecoder(strings.NewReader(fixed))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req.Options); err != nil {
 			return &ExitError{Code: 2, Msg: "--vars: " + err.Error()}
@@ -73,7 +83,7 @@ func runNode(ctx context.Context, args []string, s Streams) error {
 	}
 	req.Layers, req.Skip = layers, skip
 	req.LayerTimeout, req.NetTimeout = timeout.Seconds(), netTimeout.Seconds()
-	rep, err := verify.RunRequest(ctx, &req)
+	rep, err := node.RunRequest(ctx, &req)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}
@@ -95,3 +105,72 @@ func hostname() string {
 }
 
 var osHostname = os.Hostname
+
+// jsonStringBools reads the booleans of a --vars JSON object as the lint
+// does: a string or 0/1 spelling a boolean ("true", "no", 1) given for a
+// bool field of t is read as that boolean, with a warning that the lint
+// reports it as an error (ansible-core >= 2.19 fails `when:` on it). It
+// returns the object with those values made booleans.
+func jsonStringBools(raw string, t reflect.Type) (string, []string, error) {
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return "", nil, err
+	}
+	bools := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Type.Kind() == reflect.Bool {
+			bools[strings.Split(t.Field(i).Tag.Get("json"), ",")[0]] = true
+		}
+	}
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var warnings []string
+	for _, k := range names {
+		if !bools[k] {
+			continue
+		}
+		var spelled string
+		switch v := m[k].(type) {
+		case string:
+			spelled = v
+		case json.Number:
+			spelled = v.String()
+		default:
+			continue
+		}
+		b, ok := boolWord(spelled)
+		if !ok {
+			continue // the decoder names the field and the type
+		}
+		m[k] = b
+		warnings = append(warnings, fmt.Sprintf("--vars %s is %s, not a boolean: read here as %t, as `| bool` reads it, but the lint reports it as an error (string-as-bool): ansible-core >= 2.19 fails `when: %s` in cluster.yml; fix: give %q: %t in the inventory and here",
+			k, jsonText(spelled), b, k, k, b))
+	}
+	out, err := json.Marshal(m)
+	return string(out), warnings, err
+}
+
+func jsonText(spelled string) string {
+	if _, err := strconv.Atoi(spelled); err == nil {
+		return "the int " + spelled
+	}
+	return "the string " + strconv.Quote(spelled)
+}
+
+// boolWord reads s as Ansible's boolean() does
+// (module_utils/parsing/convert_bool.py): yes/on/1/true/y/t and
+// no/off/0/false/n/f, any case, surrounding space ignored.
+func boolWord(s string) (val, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "y", "yes", "on", "1", "true", "t":
+		return true, true
+	case "n", "no", "off", "0", "false", "f":
+		return false, true
+	}
+	return false, false
+}

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 func runNodeCLI(t *testing.T, args ...string) (string, string, int) {
@@ -122,4 +127,20 @@ func TestNodeCommandKubesprayBooleanDefaults(t *testing.T) {
 	if got := clusterDNS("--vars", `{"enable_nodelocaldns": false}`); !strings.HasPrefix(got, "fail") {
 		t.Errorf("enable_nodelocaldns false: kubelet clusterDNS judged %q, want fail", got)
 	}
+}
+
+// --vars '{"enable_nodelocaldns": "false"}' is read as false, as the lint
+// reads it, with a warning; a JSON false is no finding.
+func TestNodeCommandStringBooleanWarns(t *testing.T) {
+	fixed, warnings, err := jsonStringBools(`{"enable_nodelocaldns": "false", "helm_enabled": 1, "kube_version": "1.35.4"}`, reflect.TypeOf(node.Options{}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"enable_nodelocaldns": false, "helm_enabled": true, "kube_version": "1.35.4"}`, fixed)
+	require.Len(t, warnings, 2)
+	assert.Contains(t, warnings[0], `--vars enable_nodelocaldns is the string "false", not a boolean: read here as false`)
+	assert.Contains(t, warnings[1], `--vars helm_enabled is the int 1, not a boolean: read here as true`)
+	_, warnings, err = jsonStringBools(`{"enable_nodelocaldns": false}`, reflect.TypeOf(node.Options{}))
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	_, _, err = jsonStringBools(`{"enable_nodelocaldns": "perhaps"}`, reflect.TypeOf(node.Options{}))
+	require.NoError(t, err) // left to the decoder, which names the field
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
-	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 // Host is one host to verify: how to reach it and what to check there.
@@ -28,7 +28,7 @@ type Host struct {
 	// Settings are the verify role's variables for this host (root,
 	// addr_map, now, systemd, timeouts, thresholds) and the kubespray
 	// values, as the role hands them to node_facts.
-	Request verify.Request
+	Request node.Request
 	// Err is a problem with the host's variables: the host is reported
 	// as an error without connecting.
 	Err error
@@ -146,9 +146,9 @@ func dedupe(ss []string) []string {
 // request builds what roles/verify/tasks/main.yml hands node_facts: the
 // role's layercheck_verify_* variables (defaults from
 // roles/verify/defaults/main.yml) and each kubespray value the hostvars
-// set; booleans start from kubespray's defaults (verify.NewOptions).
-func request(host string, vars *parser.Map, groups, etcdMembers []string) (verify.Request, []string, error) {
-	req := verify.Request{Options: verify.NewOptions(), Root: "/", Host: host, LayerTimeout: 30, NetTimeout: 5}
+// set; booleans start from kubespray's defaults (node.NewOptions).
+func request(host string, vars *parser.Map, groups, etcdMembers []string) (node.Request, []string, error) {
+	req := node.Request{Options: node.NewOptions(), Root: "/", Host: host, LayerTimeout: 30, NetTimeout: 5}
 	req.Groups = groups
 	req.EtcdMembers = etcdMembers
 	req.CertWarnDays, req.CertFailDays = 30, 7

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 // Formats are the report formats Write takes.
@@ -35,7 +36,7 @@ func (r *Report) Write(w io.Writer, format string) error {
 func layerColumns(r *Report) []string {
 	seen := map[string]bool{}
 	var cols []string
-	for _, n := range verify.LayerOrder {
+	for _, n := range node.LayerOrder {
 		for _, h := range r.Hosts {
 			if h.Report != nil && h.Report.Layers[n] != nil && !seen[n] {
 				seen[n] = true

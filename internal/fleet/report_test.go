@@ -10,10 +10,11 @@ import (
 
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 func sampleReport() *Report {
-	node := &verify.Report{Host: "node1", Status: verify.StatusFail, Layers: map[string]*verify.LayerReport{
+	node := &node.Report{Host: "node1", Status: verify.StatusFail, Layers: map[string]*verify.LayerReport{
 		"certificates": {Status: verify.StatusFail, Results: []verify.Result{
 			{Layer: "certificates", Check: "certificate:/etc/kubernetes/ssl/apiserver.crt", Status: verify.StatusFail, Msg: "expired", Remediation: "kubeadm certs renew apiserver"},
 			{Layer: "certificates", Check: "family/kubeadm", Status: verify.StatusWarn, Msg: "soon"},

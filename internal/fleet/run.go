@@ -12,6 +12,7 @@ import (
 	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 // StatusUnreachable is a host layercheck could not connect to (Ansible's
@@ -46,8 +47,8 @@ type HostReport struct {
 	Via     string        `json:"via,omitempty"`
 	Status  verify.Status `json:"status"`
 	// Msg says why a host is unreachable or could not be checked.
-	Msg    string         `json:"msg,omitempty"`
-	Report *verify.Report `json:"report,omitempty"`
+	Msg    string       `json:"msg,omitempty"`
+	Report *node.Report `json:"report,omitempty"`
 	// DurationMS is the time spent on the host, connecting included.
 	DurationMS int64 `json:"duration_ms"`
 }
@@ -193,12 +194,12 @@ func checkHost(ctx context.Context, h *Host, opts Options) (hr *HostReport) {
 	hctx, cancel := context.WithTimeout(ctx, ht)
 	defer cancel()
 	type out struct {
-		rep *verify.Report
+		rep *node.Report
 		err error
 	}
 	ch := make(chan out, 1)
 	go func() {
-		r, err := verify.Run(hctx, env, req.Layers, req.Skip)
+		r, err := node.Run(hctx, env, req.Layers, req.Skip)
 		ch <- out{r, err}
 	}()
 	select {
@@ -214,12 +215,12 @@ func checkHost(ctx context.Context, h *Host, opts Options) (hr *HostReport) {
 	return hr
 }
 
-// nodeEnv is verify.Request.Env for a node reached over conn: the same
+// nodeEnv is node.Request.Env for a node reached over conn: the same
 // validation and defaults, the root checked over SFTP, and the node's
 // files, commands and connections through conn. systemd (and other
 // commands) are used only for root "/" unless layercheck_verify_systemd
 // says otherwise, as for the node_facts module.
-func nodeEnv(r *verify.Request, conn *sshconn.Conn) (*verify.Env, error) {
+func nodeEnv(r *node.Request, conn *sshconn.Conn) (*node.Env, error) {
 	o := r.Options
 	o.Defaults()
 	root := r.Root
@@ -258,8 +259,8 @@ func nodeEnv(r *verify.Request, conn *sshconn.Conn) (*verify.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &verify.Env{Root: root, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o,
-		AddrMap: r.AddrMap, FS: fsys, Dial: conn.DialNode}
+	env := &node.Env{FS: verify.FS{Root: root, Sys: fsys}, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o,
+		AddrMap: r.AddrMap, Dial: conn.DialNode}
 	useSystemd := root == "/"
 	if r.Systemd != nil {
 		useSystemd = *r.Systemd
@@ -274,7 +275,7 @@ func nodeEnv(r *verify.Request, conn *sshconn.Conn) (*verify.Env, error) {
 }
 
 // Failures lists the results that are not ok or skipped, per host in
-// report order and layers in verify.LayerOrder.
+// report order and layers in node.LayerOrder.
 func (r *Report) Failures() []HostResult {
 	var out []HostResult
 	for _, h := range r.Hosts {

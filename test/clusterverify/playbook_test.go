@@ -203,7 +203,7 @@ func TestVerifyPlaybookBrokenCluster(t *testing.T) {
 		{"one-pod-answers", setup{}, func(c *Cluster) { c.Kubelets.Answer = func(i int) bool { return i == 0 } },
 			[]string{"layer probe: FAIL", "never by ["}},
 		{"apiserver-stopped", setup{}, func(c *Cluster) { c.S.Stop() },
-			[]string{"layer nodes: ERROR", "did not answer within 5s"}},
+			[]string{"layer nodes: ERROR", "refused the connection"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, oneNode(), tc.setup)

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/layercheck/layercheck/internal/app"
@@ -216,7 +219,7 @@ func TestProbeOnlyOnePodAnswers(t *testing.T) {
 	if r.Status != verify.StatusFail || len(pf.Answered) != 1 || len(pf.Pods) != 2 || !strings.Contains(r.Msg, "never by [") {
 		t.Fatalf("one pod answering: %+v\nfacts %+v", r, pf)
 	}
-	if r := clustertest.Result(t, rep, "probe", "cleanup"); r.Status != verify.StatusOK {
+	if r := clustertest.Result(t, rep, "probe", "probe_cleanup"); r.Status != verify.StatusOK {
 		t.Errorf("cleanup: %+v", r)
 	}
 }
@@ -237,6 +240,71 @@ func TestProbeTimesOutAndCleansUp(t *testing.T) {
 	}
 }
 
+// A probe whose pods never become Ready in a cluster whose namespace
+// deletion never completes (a finalizer the test leaves on the namespace,
+// as a controller that no longer runs would): the report carries the
+// probe's own failure and a probe_cleanup failure naming the namespace,
+// its phase and finalizers, instead of a layer deadline. The test then
+// removes the finalizer and the namespace goes.
+func TestProbeCleanupStuckNamespace(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{})
+	c.Kubelets.RunPods = false
+	const ns, hold = "layercheck-probe-stuck", "example.com/hold"
+	req := c.request(3)
+	req.Layers = []string{"probe"}
+	req.Probe.Namespace = ns
+	req.Probe.CleanupTimeout = 3
+	// Put the finalizer on the namespace as soon as the probe creates it.
+	ctx, cancel := context.WithCancel(context.Background())
+	held := make(chan struct{})
+	go func() {
+		defer close(held)
+		for ctx.Err() == nil {
+			got, err := c.S.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if err == nil {
+				got.Finalizers = append(got.Finalizers, hold)
+				if _, err := c.S.Kube.CoreV1().Namespaces().Update(ctx, got, metav1.UpdateOptions{}); err == nil {
+					return
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	rep, err := cluster.RunRequest(context.Background(), req)
+	cancel()
+	<-held
+	require.NoError(t, err)
+
+	probe := clustertest.Result(t, rep, "probe", "service")
+	assert.Equal(t, verify.StatusFail, probe.Status)
+	assert.Contains(t, probe.Msg, "0/2 replicas Ready after 3s")
+	r := clustertest.Result(t, rep, "probe", "probe_cleanup")
+	assert.Equal(t, verify.StatusFail, r.Status)
+	assert.Contains(t, r.Msg, "probe namespace "+ns+" still exists 3s after its deletion: phase Terminating, finalizers: "+hold)
+	assert.Contains(t, r.Remediation, "kubectl patch namespace "+ns)
+	assert.Contains(t, r.Remediation, "kube-controller-manager")
+	st, ok := r.Evidence.(*cluster.NamespaceStuck)
+	require.True(t, ok, "evidence %T", r.Evidence)
+	assert.Equal(t, ns, st.Namespace)
+	assert.Equal(t, "Terminating", st.Phase)
+	assert.Contains(t, st.Finalizers, hold)
+	for _, res := range rep.Layers["probe"].Results {
+		assert.NotContains(t, res.Msg, "did not finish within", "the layer deadline must not be what reports")
+	}
+
+	// Remove the finalizer: the namespace goes, as the remedy says.
+	got, err := c.S.Kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+	require.NoError(t, err)
+	got.Finalizers = nil
+	_, err = c.S.Kube.CoreV1().Namespaces().Update(context.Background(), got, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := c.S.Kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, time.Minute, 200*time.Millisecond, "namespace %s still there after its finalizer was removed", ns)
+	c.assertNoProbeNamespace(t)
+}
+
 func TestAPIServerStopped(t *testing.T) {
 	c := newCluster(t, sample3(t), setup{})
 	c.S.Stop()
@@ -254,8 +322,10 @@ func TestAPIServerStopped(t *testing.T) {
 		t.Fatalf("status %s\n%s", rep.Status, dump(rep))
 	}
 	r := clustertest.Result(t, rep, "nodes", "api_server")
-	if !strings.Contains(r.Msg, "API server "+c.S.URL+" did not answer within 3s") {
-		t.Errorf("message: %s", r.Msg)
+	// Nothing listens any more: said as a refusal, not as a silence.
+	if !strings.Contains(r.Msg, "API server "+c.S.URL+" refused the connection") || strings.Contains(r.Msg, "did not answer") ||
+		!strings.Contains(r.Remediation, "crictl ps -a --name kube-apiserver") {
+		t.Errorf("message: %s\nfix: %s", r.Msg, r.Remediation)
 	}
 }
 

@@ -215,7 +215,7 @@ func TestVerifyClusterOnceWithKubeconfig(t *testing.T) {
 	r := runVerify(t, "-i", inv, "--kubeconfig", kc)
 	require.Equal(t, 1, r.Code, r.Out+r.Err)
 	require.Contains(t, r.Out, "cluster "+server+": ERROR")
-	require.Contains(t, r.Out, "[ERROR] cluster nodes api_server: API server "+server+" did not answer")
+	require.Contains(t, r.Out, "[ERROR] cluster nodes api_server: API server "+server+" refused the connection")
 	require.Regexp(t, `node1\s+ok\s+.*WARN\n`, r.Out)
 	f.noSecrets(t, r.Out+r.Err)
 	j := runVerify(t, "-i", inv, "--kubeconfig", kc, "--format", "junit")

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
 func TestVerifyHostKeys(t *testing.T) {
@@ -182,12 +182,12 @@ func TestVerifyThroughBastion(t *testing.T) {
 }
 
 // TestSSHMatchesNodeModule runs the node layers on the same tree twice:
-// as the node_facts module does (verify.RunRequest, files read in place,
+// as the node_facts module does (node.RunRequest, files read in place,
 // DNS over UDP from this machine) and over SSH (SFTP, DNS over TCP and
 // etcd through the tunnel); the facts and results must be the same.
 func TestSSHMatchesNodeModule(t *testing.T) {
 	f := newFleet(t, 1, fleetOpts{})
-	node := f.node("node1")
+	n1 := f.node("node1")
 	inv := f.inventory(t)
 	r := runVerify(t, "-i", inv, "--format", "json")
 	require.Equal(t, 0, r.Code, r.Out+r.Err)
@@ -198,15 +198,15 @@ func TestSSHMatchesNodeModule(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.Out), &viaSSH))
 
-	req := verify.Request{Options: verify.NewOptions(), Root: node.Tree.Root, Host: "node1",
+	req := node.Request{Options: node.NewOptions(), Root: n1.Tree.Root, Host: "node1",
 		Now: f.AllVars["layercheck_verify_now"].(string), NetTimeout: 3, LayerTimeout: 30,
-		AddrMap: node.Vars["layercheck_verify_addr_map"].(map[string]string)}
+		AddrMap: n1.Vars["layercheck_verify_addr_map"].(map[string]string)}
 	req.Groups = []string{"etcd", "k8s_cluster", "kube_control_plane", "kube_node"}
 	req.EtcdMembers = []string{"node1"}
 	req.CertWarnDays, req.CertFailDays = 30, 7
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	local, err := verify.RunRequest(ctx, &req)
+	local, err := node.RunRequest(ctx, &req)
 	require.NoError(t, err)
 	data, err := json.Marshal(local)
 	require.NoError(t, err)
@@ -220,7 +220,7 @@ func TestSSHMatchesNodeModule(t *testing.T) {
 		t.Fatalf("facts differ:\n--- node module\n%s\n--- over SSH\n%s", ja, jb)
 	}
 	layers := a.(map[string]any)
-	require.Len(t, layers, len(verify.LayerNames()))
+	require.Len(t, layers, len(node.LayerNames()))
 }
 
 // normalize drops what differs between two runs by nature: durations and

@@ -88,8 +88,7 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 		return append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("APIService %s is not Available: %s (%s)", MetricsAPIService, reason, message),
 			Expected: "Available=True", Actual: fmt.Sprintf("Available=%s reason=%s", status, reason),
-			Remediation: "FailedDiscoveryCheck: the API server cannot reach metrics-server's pod (pod network or firewall between control plane and nodes, or metrics-server not serving: kubectl -n kube-system logs deploy/metrics-server; " +
-				"metrics_server_kubelet_insecure_tls when kubelet serving certificates are not signed); MissingEndpoints/ServiceNotFound: metrics-server has no ready pod"})
+			Remediation: APIServiceRemedy(reason)})
 	}
 	facts.MetricsAPIService = "True"
 	res = append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusOK, Msg: "APIService " + MetricsAPIService + " Available"})
@@ -116,18 +115,41 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 		have[it.Metadata.Name] = true
 	}
 	var missing []string
-	for _, h := range env.Options.K8sCluster() {
-		if !have[h] {
-			missing = append(missing, h)
+	for _, h := range env.inv.k8sCluster {
+		if !have[env.inv.nodeName(h)] {
+			missing = append(missing, env.inv.label(h))
 		}
 	}
 	if len(missing) > 0 {
 		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusWarn,
-			Msg:         fmt.Sprintf("node metrics readable for %d node(s) but not for %s", len(list.Items), strings.Join(missing, ", ")),
-			Remediation: "kubectl -n kube-system logs deploy/metrics-server shows the scrape errors for these kubelets"})
+			Msg:    fmt.Sprintf("node metrics readable for %d node(s) but not for %s", len(list.Items), verify.Abridge(missing)),
+			Actual: missing, Remediation: "kubectl -n kube-system logs deploy/metrics-server shows the scrape errors for these kubelets"})
 	}
 	return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusOK,
 		Msg: fmt.Sprintf("node metrics readable for every node (%d)", len(list.Items))})
+}
+
+// APIServiceRemedy is the fix for metrics-server's APIService when its
+// Available condition is False with reason, as kube-aggregator's
+// availability controller sets it (k8s.io/kube-aggregator
+// pkg/controllers/status/remote: ServiceNotFound, ServiceAccessError,
+// ServicePortError, EndpointsNotFound, EndpointsAccessError,
+// MissingEndpoints, FailedDiscoveryCheck).
+func APIServiceRemedy(reason string) string {
+	const ns = "kube-system"
+	switch reason {
+	case "ServiceNotFound":
+		return "the Service kube-system/metrics-server the APIService points at does not exist: rerun cluster.yml --tags metrics_server (or kubectl -n " + ns + " get svc metrics-server; a manual deletion removes it)"
+	case "ServicePortError":
+		return "the APIService's port is not a port of Service kube-system/metrics-server: kubectl get apiservice " + MetricsAPIService + " -o yaml and kubectl -n " + ns + " get svc metrics-server -o yaml must agree (443); rerun cluster.yml --tags metrics_server"
+	case "EndpointsNotFound", "MissingEndpoints":
+		return "metrics-server has no ready pod behind its Service: kubectl -n " + ns + " get pods -l app.kubernetes.io/name=metrics-server -o wide; kubectl -n " + ns + " logs deploy/metrics-server (a crash loop, or Pending for lack of a schedulable node)"
+	case "ServiceAccessError", "EndpointsAccessError":
+		return "kube-apiserver could not read the Service or its endpoints: its RBAC or its informer is broken; kubectl -n " + ns + " logs of kube-apiserver on the control plane"
+	case "FailedDiscoveryCheck":
+		return "kube-apiserver cannot reach metrics-server's pod or gets no valid answer: routes from the control plane to the pod network (calico on control-plane nodes, a firewall between nodes), or metrics-server not serving (kubectl -n " + ns + " logs deploy/metrics-server; set metrics_server_kubelet_insecure_tls: true when the kubelets' serving certificates are not signed by the cluster CA)"
+	}
+	return "kubectl get apiservice " + MetricsAPIService + " -o yaml shows the aggregator's message; kubectl -n " + ns + " describe deploy metrics-server"
 }
 
 func checkLocalPath(ctx context.Context, env *Env, facts *AddonsFacts) []verify.Result {

@@ -54,7 +54,7 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		return []verify.Result{{Check: "plugin", Status: verify.StatusSkipped,
 			Msg: fmt.Sprintf("kube_network_plugin %q: no DaemonSet layercheck knows to check", o.KubeNetworkPlugin)}}, facts, nil
 	}
-	nodes, err := env.snap.Nodes(ctx)
+	byName, err := env.snap.NodeByName(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +66,7 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	res = append(res, checkDaemonSet(ds, ds, dss, pods, presentNodes(o, nodes)))
+	res = append(res, checkDaemonSet(ds, ds, dss, pods, presentNodes(env.inv, byName)))
 	if o.KubeNetworkPlugin == "flannel" {
 		res = append(res, verify.Result{Check: "network_policy", Status: verify.StatusWarn,
 			Msg:         "flannel does not enforce NetworkPolicy: policies are accepted by the API server and silently ignored",

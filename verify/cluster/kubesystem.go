@@ -101,7 +101,7 @@ func checkDaemonSet(check, name string, dss []appsv1.DaemonSet, pods []corev1.Po
 		return verify.Result{Check: check, Status: verify.StatusFail,
 			Msg: fmt.Sprintf("DaemonSet kube-system/%s: %d/%d ready; no Ready pod on %s", name, st.NumberReady, st.DesiredNumberScheduled,
 				orNone(missing)),
-			Expected: nodes, Evidence: bad,
+			Expected: nodes, Actual: missing, Evidence: bad,
 			Remediation: fmt.Sprintf("kubectl -n kube-system describe ds %s; kubectl -n kube-system logs ds/%s on the listed nodes; a node taint not tolerated or an image pull failure is the usual cause", name, name)}
 	}
 	return verify.Result{Check: check, Status: verify.StatusOK,
@@ -112,7 +112,7 @@ func orNone(s []string) string {
 	if len(s) == 0 {
 		return "(none missing; status counts lag)"
 	}
-	return strings.Join(s, ", ")
+	return verify.Abridge(s)
 }
 
 // checkDeployment wants Deployment ns/name with every replica ready.
@@ -142,15 +142,13 @@ func checkDeployment(check, ns, name string, deps []appsv1.Deployment) (verify.R
 		Msg: fmt.Sprintf("Deployment %s/%s: %d/%d replicas ready", ns, name, d.Status.ReadyReplicas, want)}, d
 }
 
-// presentNodes is the inventory's k8s_cluster hosts that are Nodes.
-func presentNodes(o *Options, nodes []corev1.Node) []string {
+// presentNodes is the Node names of the inventory's k8s_cluster hosts that
+// are Nodes, in k8s_cluster order.
+func presentNodes(inv *inventory, byName map[string]*corev1.Node) []string {
 	var out []string
-	for _, h := range o.K8sCluster() {
-		for _, n := range nodes {
-			if n.Name == h {
-				out = append(out, h)
-				break
-			}
+	for _, h := range inv.k8sCluster {
+		if n := inv.nodeName(h); byName[n] != nil {
+			out = append(out, n)
 		}
 	}
 	return out
@@ -191,7 +189,11 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	if err != nil {
 		return nil, nil, err
 	}
-	present := presentNodes(o, nodes)
+	byName, err := env.snap.NodeByName(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	present := presentNodes(env.inv, byName)
 	facts := &KubeSystemFacts{}
 	var res []verify.Result
 
@@ -206,14 +208,15 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 		facts.Expected = append(facts.Expected, comp)
 		var bad []string
 		for _, h := range o.KubeControlPlane {
-			p := podByName[comp+"-"+h]
+			n := env.inv.nodeName(h)
+			p := podByName[comp+"-"+n]
 			switch {
 			case p == nil:
-				bad = append(bad, fmt.Sprintf("%s-%s missing", comp, h))
-			case p.Spec.NodeName != h:
-				bad = append(bad, fmt.Sprintf("%s-%s runs on %s", comp, h, p.Spec.NodeName))
+				bad = append(bad, fmt.Sprintf("%s-%s missing", comp, n))
+			case p.Spec.NodeName != n:
+				bad = append(bad, fmt.Sprintf("%s-%s runs on %s", comp, n, p.Spec.NodeName))
 			case !podReady(p):
-				bad = append(bad, fmt.Sprintf("%s-%s: %s", comp, h, podState(p)))
+				bad = append(bad, fmt.Sprintf("%s-%s: %s", comp, n, podState(p)))
 			}
 		}
 		if len(bad) > 0 {
@@ -250,9 +253,10 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 		facts.Expected = append(facts.Expected, "etcd")
 		var bad []string
 		for _, h := range o.Etcd {
-			p := podByName["etcd-"+h]
+			n := env.inv.nodeName(h)
+			p := podByName["etcd-"+n]
 			if p == nil || !podReady(p) {
-				bad = append(bad, "etcd-"+h)
+				bad = append(bad, "etcd-"+n)
 			}
 		}
 		if len(bad) > 0 {
@@ -271,7 +275,9 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	if o.KubeNetworkPlugin == "calico" {
 		daemonsets = append(daemonsets, "calico-node")
 	}
-	if boolOr(o.EnableNodelocaldns, true) && o.dnsEnabled() {
+	// nodelocaldns forwards to CoreDNS, or to manual_dns_server with
+	// dns_mode manual (roles/kubernetes-apps/ansible/tasks/main.yml).
+	if boolOr(o.EnableNodelocaldns, true) && (o.dnsEnabled() || o.DNSMode == "manual") {
 		daemonsets = append(daemonsets, "nodelocaldns")
 	}
 	for _, name := range daemonsets {
@@ -287,6 +293,11 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	autoscaler := boolOr(o.EnableDNSAutoscaler, true) && o.dnsEnabled()
 	if o.dnsEnabled() {
 		deployments = append(deployments, "coredns")
+	}
+	if o.DNSMode == "coredns_dual" {
+		// The second CoreDNS on skydns_server_secondary: the same manifests
+		// with coredns_ordinal_suffix "-secondary".
+		deployments = append(deployments, "coredns-secondary")
 	}
 	if autoscaler {
 		deployments = append(deployments, "dns-autoscaler")

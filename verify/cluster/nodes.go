@@ -59,12 +59,12 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	if err != nil {
 		return nil, nil, err
 	}
-	o := &env.Options
-	byName := map[string]*corev1.Node{}
-	for i := range nodes {
-		byName[nodes[i].Name] = &nodes[i]
+	byName, err := env.snap.NodeByName(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	facts := &NodeFacts{Expected: o.K8sCluster()}
+	o, inv := &env.Options, env.inv
+	facts := &NodeFacts{Expected: inv.k8sCluster}
 	for _, n := range nodes {
 		facts.Found = append(facts.Found, n.Name)
 	}
@@ -74,90 +74,90 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 
 	var missing, notReady, wrongVersion []string
 	var details []string
-	for _, h := range o.K8sCluster() {
-		n := byName[h]
+	for _, h := range inv.k8sCluster {
+		n := byName[inv.nodeName(h)]
 		if n == nil {
-			missing = append(missing, h)
+			missing = append(missing, inv.label(h))
 			continue
 		}
 		if ok, why := nodeReady(n); ok {
 			facts.Ready = append(facts.Ready, h)
 		} else {
 			notReady = append(notReady, h)
-			details = append(details, h+": "+why)
+			details = append(details, inv.label(h)+": "+why)
 		}
 		if kv := n.Status.NodeInfo.KubeletVersion; strings.TrimPrefix(kv, "v") != strings.TrimPrefix(o.KubeVersion, "v") {
-			wrongVersion = append(wrongVersion, fmt.Sprintf("%s: kubelet %s", h, kv))
+			wrongVersion = append(wrongVersion, fmt.Sprintf("%s: kubelet %s", inv.label(h), kv))
 		}
 	}
 	if len(missing) > 0 {
 		add(verify.Result{Check: "registered", Status: verify.StatusFail,
-			Msg:      fmt.Sprintf("%d inventory host(s) in k8s_cluster have no Node: %s", len(missing), strings.Join(missing, ", ")),
-			Expected: o.K8sCluster(), Actual: facts.Found,
-			Remediation: "run cluster.yml (or scale.yml) for these hosts with --limit; on the host, journalctl -u kubelet shows why it did not register; kubespray names Nodes after inventory_hostname unless kube_override_hostname is set"})
+			Msg:      fmt.Sprintf("%d inventory host(s) in k8s_cluster have no Node: %s", len(missing), verify.Abridge(missing)),
+			Expected: inv.k8sCluster, Actual: facts.Found, Evidence: missing,
+			Remediation: "run cluster.yml (or scale.yml) for these hosts with --limit; on the host, journalctl -u kubelet shows why it did not register; kubespray names Nodes after inventory_hostname unless kube_override_hostname is set (pass it per host in node_names)"})
 	} else {
 		add(verify.Result{Check: "registered", Status: verify.StatusOK,
-			Msg: fmt.Sprintf("every k8s_cluster host (%d) is a Node", len(o.K8sCluster()))})
+			Msg: fmt.Sprintf("every k8s_cluster host (%d) is a Node", len(inv.k8sCluster))})
 	}
 	if len(notReady) > 0 {
 		add(verify.Result{Check: "ready", Status: verify.StatusFail,
-			Msg:         fmt.Sprintf("%d node(s) not Ready: %s", len(notReady), strings.Join(details, "; ")),
+			Msg:         fmt.Sprintf("%d node(s) not Ready: %s", len(notReady), verify.AbridgeSemi(details)),
 			Evidence:    details,
 			Remediation: "on each node: systemctl status kubelet, journalctl -u kubelet; a NetworkPluginNotReady reason means the CNI (calico-node) is not running there"})
-	} else if len(missing) < len(o.K8sCluster()) {
+	} else if len(missing) < len(inv.k8sCluster) {
 		add(verify.Result{Check: "ready", Status: verify.StatusOK, Msg: "every registered inventory node is Ready"})
 	}
 	if len(wrongVersion) > 0 {
 		add(verify.Result{Check: "kubelet_version", Status: verify.StatusFail,
-			Msg:      fmt.Sprintf("kubelet version differs from kube_version %s: %s", o.KubeVersion, strings.Join(wrongVersion, "; ")),
+			Msg:      fmt.Sprintf("kubelet version differs from kube_version %s: %s", o.KubeVersion, verify.AbridgeSemi(wrongVersion)),
 			Expected: o.KubeVersion, Actual: wrongVersion,
 			Remediation: "run upgrade-cluster.yml with the intended kube_version, or set kube_version to what the cluster runs"})
-	} else if len(missing) < len(o.K8sCluster()) {
+	} else if len(missing) < len(inv.k8sCluster) {
 		add(verify.Result{Check: "kubelet_version", Status: verify.StatusOK, Msg: "every kubelet runs kube_version " + o.KubeVersion})
 	}
 
 	// Taints follow the groups: the inventory is the scheduling policy.
 	var taintBad []string
 	for _, h := range o.KubeControlPlane {
-		n := byName[h]
+		n := byName[inv.nodeName(h)]
 		if n == nil {
 			continue
 		}
 		has := hasTaint(n, taintControlPlane, corev1.TaintEffectNoSchedule)
-		if contains(o.KubeNode, h) && has {
-			taintBad = append(taintBad, fmt.Sprintf("%s is in kube_control_plane and kube_node but carries %s:NoSchedule (workloads will not be scheduled there); fix: kubectl taint nodes %s %s:NoSchedule-", h, taintControlPlane, h, taintControlPlane))
+		if inv.kubeNode[h] && has {
+			taintBad = append(taintBad, fmt.Sprintf("%s is in kube_control_plane and kube_node but carries %s:NoSchedule (workloads will not be scheduled there); fix: kubectl taint nodes %s %s:NoSchedule-", inv.label(h), taintControlPlane, n.Name, taintControlPlane))
 		}
-		if !contains(o.KubeNode, h) && !has {
-			taintBad = append(taintBad, fmt.Sprintf("%s is only in kube_control_plane but lacks %s:NoSchedule (workloads may land on it); fix: kubectl taint nodes %s %s=:NoSchedule, or add it to kube_node", h, taintControlPlane, h, taintControlPlane))
+		if !inv.kubeNode[h] && !has {
+			taintBad = append(taintBad, fmt.Sprintf("%s is only in kube_control_plane but lacks %s:NoSchedule (workloads may land on it); fix: kubectl taint nodes %s %s=:NoSchedule, or add it to kube_node", inv.label(h), taintControlPlane, n.Name, taintControlPlane))
 		}
 	}
 	for _, h := range o.CalicoRR {
-		n := byName[h]
-		if n == nil || contains(o.KubeNode, h) || contains(o.KubeControlPlane, h) {
+		n := byName[inv.nodeName(h)]
+		if n == nil || inv.kubeNode[h] || inv.controlPlane[h] {
 			continue
 		}
 		if !hasTaint(n, taintCalicoRR, corev1.TaintEffectNoSchedule) {
-			taintBad = append(taintBad, fmt.Sprintf("%s is only in calico_rr but lacks %s:NoSchedule; fix: kubectl taint nodes %s %s=:NoSchedule", h, taintCalicoRR, h, taintCalicoRR))
+			taintBad = append(taintBad, fmt.Sprintf("%s is only in calico_rr but lacks %s:NoSchedule; fix: kubectl taint nodes %s %s=:NoSchedule", inv.label(h), taintCalicoRR, n.Name, taintCalicoRR))
 		}
 	}
 	if len(taintBad) > 0 {
 		add(verify.Result{Check: "taints", Status: verify.StatusFail,
-			Msg:         strings.Join(taintBad, "; "),
+			Msg:         verify.AbridgeSemi(taintBad),
 			Evidence:    taintBad,
 			Remediation: "the inventory groups are the scheduling policy: rerun cluster.yml --tags control-plane for the listed hosts, or apply the kubectl taint command given for each"})
-	} else if len(missing) < len(o.K8sCluster()) {
+	} else if len(missing) < len(inv.k8sCluster) {
 		add(verify.Result{Check: "taints", Status: verify.StatusOK, Msg: "control-plane and calico-rr taints match the inventory groups"})
 	}
 
 	for _, n := range nodes {
-		if !contains(o.K8sCluster(), n.Name) {
+		if !inv.nodes[n.Name] {
 			facts.Extra = append(facts.Extra, n.Name)
 		}
 	}
 	sort.Strings(facts.Extra)
 	if len(facts.Extra) > 0 {
 		add(verify.Result{Check: "not_in_inventory", Status: verify.StatusWarn,
-			Msg:         fmt.Sprintf("%d node(s) are not in the inventory's k8s_cluster: %s", len(facts.Extra), strings.Join(facts.Extra, ", ")),
+			Msg:         fmt.Sprintf("%d node(s) are not in the inventory's k8s_cluster: %s", len(facts.Extra), verify.Abridge(facts.Extra)),
 			Actual:      facts.Extra,
 			Remediation: "add them to the inventory (kube_node) so kubespray manages them, or remove them with remove-node.yml -e node=NAME"})
 	}

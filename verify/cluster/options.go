@@ -20,6 +20,11 @@ type Options struct {
 	KubeNode         []string `json:"kube_node"`
 	Etcd             []string `json:"etcd"`
 	CalicoRR         []string `json:"calico_rr"`
+	// NodeNames maps an inventory hostname to its kube_override_hostname
+	// when that differs: the name kubespray registers the Node (and kubeadm
+	// suffixes its static pods) with instead of the inventory hostname.
+	// Hosts not in it are Nodes of their own name.
+	NodeNames map[string]string `json:"node_names"`
 
 	KubeNetworkPlugin string `json:"kube_network_plugin"` // calico
 	// calico_ipip_mode / calico_vxlan_mode: Never / Always
@@ -132,17 +137,77 @@ func (o *Options) Validate() error {
 
 // K8sCluster is kubespray's k8s_cluster group (roles/dynamic_groups):
 // kube_control_plane, kube_node and calico_rr hosts, in that order,
-// without repeats.
+// without repeats. It is linear in the number of hosts.
 func (o *Options) K8sCluster() []string {
+	seen := make(map[string]bool, len(o.KubeControlPlane)+len(o.KubeNode)+len(o.CalicoRR))
 	var out []string
 	for _, g := range [][]string{o.KubeControlPlane, o.KubeNode, o.CalicoRR} {
 		for _, h := range g {
-			if !slices.Contains(out, h) {
+			if !seen[h] {
+				seen[h] = true
 				out = append(out, h)
 			}
 		}
 	}
 	return out
+}
+
+// hostSet is a set of inventory hostnames.
+type hostSet map[string]bool
+
+func newHostSet(hosts []string) hostSet {
+	s := make(hostSet, len(hosts))
+	for _, h := range hosts {
+		s[h] = true
+	}
+	return s
+}
+
+// inventory is the inventory's groups indexed once per run, so that the
+// layers look hosts up in maps instead of scanning lists: the cost of a run
+// stays linear in the number of hosts (clusters of 5,000 nodes exist).
+type inventory struct {
+	// k8sCluster is Options.K8sCluster(), in its order.
+	k8sCluster []string
+	// inK8sCluster, kubeNode, controlPlane and calicoRR are the groups as sets.
+	inK8sCluster, kubeNode, controlPlane, calicoRR hostSet
+	// nodes is the Node names of k8s_cluster (kube_override_hostname or
+	// the inventory hostname) as a set; override maps a host to its
+	// kube_override_hostname where that differs.
+	nodes    hostSet
+	override map[string]string
+}
+
+func newInventory(o *Options) *inventory {
+	k := o.K8sCluster()
+	inv := &inventory{k8sCluster: k, inK8sCluster: newHostSet(k), kubeNode: newHostSet(o.KubeNode),
+		controlPlane: newHostSet(o.KubeControlPlane), calicoRR: newHostSet(o.CalicoRR),
+		nodes: make(hostSet, len(k)), override: map[string]string{}}
+	for h, n := range o.NodeNames {
+		if n != "" && n != h {
+			inv.override[h] = n
+		}
+	}
+	for _, h := range k {
+		inv.nodes[inv.nodeName(h)] = true
+	}
+	return inv
+}
+
+// nodeName is the Node name of inventory host h.
+func (inv *inventory) nodeName(h string) string {
+	if n, ok := inv.override[h]; ok {
+		return n
+	}
+	return h
+}
+
+// label names host h for messages, with its Node name when that differs.
+func (inv *inventory) label(h string) string {
+	if n, ok := inv.override[h]; ok {
+		return h + " (Node " + n + ")"
+	}
+	return h
 }
 
 // Probe configures the workload probe and the local-path PVC probe.
@@ -157,8 +222,13 @@ type Probe struct {
 	// Namespace is created for the probe and deleted after it (default
 	// layercheck-probe-<random>); it must not exist beforehand.
 	Namespace string `json:"probe_namespace"`
-	// Timeout bounds the whole probe in seconds (default 120).
+	// Timeout bounds the whole probe in seconds (default 120), creating
+	// and waiting for its objects; the deletion of its namespace has its
+	// own budget, CleanupTimeout.
 	Timeout float64 `json:"probe_timeout"`
+	// CleanupTimeout bounds, in seconds (default 60), the wait for the
+	// probe's namespace to be gone after the probe, whatever its outcome.
+	CleanupTimeout float64 `json:"probe_cleanup_timeout"`
 	// Path is how the Service is reached: auto (the ClusterIP when this
 	// host can reach it, i.e. on a node, else the API server's service
 	// proxy), cluster_ip or service_proxy.
@@ -185,6 +255,12 @@ func (p *Probe) defaults() error {
 	if p.Timeout < 0 || p.Timeout > 3600 {
 		return fmt.Errorf("option probe_timeout: %v seconds is out of range (0, 3600]", p.Timeout)
 	}
+	if p.CleanupTimeout == 0 {
+		p.CleanupTimeout = 60
+	}
+	if p.CleanupTimeout < 0 || p.CleanupTimeout > 3600 {
+		return fmt.Errorf("option probe_cleanup_timeout: %v seconds is out of range (0, 3600]", p.CleanupTimeout)
+	}
 	if p.Path == "" {
 		p.Path = "auto"
 	}
@@ -202,3 +278,12 @@ func (p *Probe) defaults() error {
 }
 
 func (p *Probe) timeout() time.Duration { return time.Duration(p.Timeout * float64(time.Second)) }
+
+// cleanupTimeout is CleanupTimeout as a duration (60s when unset, for an
+// Env built without Request).
+func (p *Probe) cleanupTimeout() time.Duration {
+	if p.CleanupTimeout <= 0 {
+		return 60 * time.Second
+	}
+	return time.Duration(p.CleanupTimeout * float64(time.Second))
+}

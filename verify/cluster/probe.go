@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -67,29 +68,104 @@ func createProbeNamespace(ctx context.Context, env *Env, prefix string) (string,
 	return name, nil
 }
 
+// NamespaceStuck is a probe namespace that was not gone when the clean-up
+// budget ran out: its phase, the finalizers holding it (metadata's, then
+// spec's, e.g. "kubernetes" which the namespace controller of
+// kube-controller-manager removes) and its conditions.
+type NamespaceStuck struct {
+	Namespace  string        `json:"namespace"`
+	Phase      string        `json:"phase"`
+	Finalizers []string      `json:"finalizers"`
+	Conditions []string      `json:"conditions,omitempty"`
+	Waited     time.Duration `json:"-"`
+	// Err is why the deletion could not be asked or followed, if it could not.
+	Err error `json:"-"`
+}
+
+func (e *NamespaceStuck) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("probe namespace %s not deleted: %v", e.Namespace, e.Err)
+	}
+	fin := "none"
+	if len(e.Finalizers) > 0 {
+		fin = strings.Join(e.Finalizers, ", ")
+	}
+	msg := fmt.Sprintf("probe namespace %s still exists %s after its deletion: phase %s, finalizers: %s", e.Namespace, e.Waited, e.Phase, fin)
+	if len(e.Conditions) > 0 {
+		msg += "; conditions: " + strings.Join(e.Conditions, "; ")
+	}
+	return msg
+}
+
+// Remedy is the fix for a namespace that does not go away.
+func (e *NamespaceStuck) Remedy() string {
+	ns := e.Namespace
+	fix := fmt.Sprintf("delete it yourself: kubectl delete namespace %s; kubectl get namespace %s -o yaml shows what holds it. ", ns, ns)
+	var meta bool
+	for _, f := range e.Finalizers {
+		if f != "kubernetes" {
+			meta = true
+		}
+	}
+	if meta {
+		fix += fmt.Sprintf("A finalizer whose controller no longer runs never goes away by itself: once nothing needs it, kubectl patch namespace %s --type=merge -p '{\"metadata\":{\"finalizers\":null}}'. ", ns)
+	}
+	return fix + "Namespaces are emptied and finalized by kube-controller-manager's namespace controller: check it runs and is healthy on the control plane (crictl ps -a --name kube-controller-manager; kubectl -n kube-system logs kube-controller-manager-<host>), and that no APIService is unavailable (kubectl get apiservice: discovery failures block namespace deletion)."
+}
+
 // deleteNamespace deletes ns and waits until it is gone (the namespace
-// controller removes its objects first). It uses its own context so it
-// runs after a timeout or cancellation of the probe.
+// controller removes its objects first), within the clean-up budget. It
+// uses its own context so it runs after a timeout or cancellation of the
+// probe. When ns is not gone in time it returns a *NamespaceStuck naming
+// its phase, finalizers and conditions.
 func deleteNamespace(env *Env, ns string) error {
-	wait := env.LayerTimeout
+	wait := env.Probe.cleanupTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	// The namespace controller deletes what is inside; no propagation
 	// policy, so no garbage-collector finalizer is added to the namespace.
 	err := env.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("probe namespace %s not deleted: %v (delete it: kubectl delete namespace %s)", ns, errAPI(env, "delete namespace", err), ns)
+		return &NamespaceStuck{Namespace: ns, Err: errAPI(env, "delete namespace", err)}
 	}
+	var last *corev1.Namespace
 	for {
-		_, err := env.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		got, err := env.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
+		if err == nil {
+			last = got
+		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("probe namespace %s still terminating after %s (kubectl get namespace %s -o yaml shows what blocks it)", ns, wait, ns)
+			break
 		}
 		sleep(ctx, 300*time.Millisecond)
 	}
+	if last == nil {
+		// Never read within the budget: one more try, bounded by Timeout.
+		gctx, gcancel := context.WithTimeout(context.Background(), env.Timeout)
+		defer gcancel()
+		got, err := env.Kube.CoreV1().Namespaces().Get(gctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return &NamespaceStuck{Namespace: ns, Waited: wait, Err: fmt.Errorf("still there or unknown after %s: %w", wait, errAPI(env, "get namespace", err))}
+		}
+		last = got
+	}
+	st := &NamespaceStuck{Namespace: ns, Phase: string(last.Status.Phase), Waited: wait}
+	st.Finalizers = append(st.Finalizers, last.Finalizers...)
+	for _, f := range last.Spec.Finalizers {
+		st.Finalizers = append(st.Finalizers, string(f))
+	}
+	for _, c := range last.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			st.Conditions = append(st.Conditions, fmt.Sprintf("%s: %s", c.Type, c.Message))
+		}
+	}
+	return st
 }
 
 func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ any, _ error) {
@@ -106,16 +182,28 @@ func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ a
 		return nil, facts, err
 	}
 	facts.Namespace = ns
+	// The probe's own outcome is always reported; the clean-up, with its
+	// own budget, is a result of its own.
 	defer func() {
-		if derr := deleteNamespace(env, ns); derr != nil {
-			res = append(res, verify.Result{Check: "cleanup", Status: verify.StatusFail, Msg: derr.Error(),
-				Remediation: "kubectl delete namespace " + ns})
-		} else {
-			res = append(res, verify.Result{Check: "cleanup", Status: verify.StatusOK, Msg: "probe namespace " + ns + " deleted"})
-		}
+		res = append(res, cleanupResult(env, ns))
 	}()
 	r := runProbe(ctx, env, ns, facts)
 	return []verify.Result{r}, facts, nil
+}
+
+// cleanupResult deletes the probe namespace ns and says how that went: a
+// probe_cleanup result naming the namespace, its phase and finalizers and
+// the remedy when it is not gone within the clean-up budget.
+func cleanupResult(env *Env, ns string) verify.Result {
+	err := deleteNamespace(env, ns)
+	if err == nil {
+		return verify.Result{Check: "probe_cleanup", Status: verify.StatusOK, Msg: "probe namespace " + ns + " deleted"}
+	}
+	var st *NamespaceStuck
+	if !errors.As(err, &st) {
+		st = &NamespaceStuck{Namespace: ns, Err: err}
+	}
+	return verify.Result{Check: "probe_cleanup", Status: verify.StatusFail, Msg: st.Error(), Evidence: st, Remediation: st.Remedy()}
 }
 
 func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verify.Result {

@@ -16,9 +16,10 @@ import (
 type Snapshot struct {
 	env *Env
 
-	nodesOnce sync.Once
-	nodes     []corev1.Node
-	nodesErr  error
+	nodesOnce  sync.Once
+	nodes      []corev1.Node
+	nodeByName map[string]*corev1.Node
+	nodesErr   error
 
 	podsOnce sync.Once
 	pods     []corev1.Pod
@@ -42,8 +43,20 @@ func (s *Snapshot) Nodes(ctx context.Context) ([]corev1.Node, error) {
 			return
 		}
 		s.nodes = l.Items
+		s.nodeByName = make(map[string]*corev1.Node, len(s.nodes))
+		for i := range s.nodes {
+			s.nodeByName[s.nodes[i].Name] = &s.nodes[i]
+		}
 	})
 	return s.nodes, s.nodesErr
+}
+
+// NodeByName is the Nodes indexed by name, built once with the list.
+func (s *Snapshot) NodeByName(ctx context.Context) (map[string]*corev1.Node, error) {
+	if _, err := s.Nodes(ctx); err != nil {
+		return nil, err
+	}
+	return s.nodeByName, nil
 }
 
 // KubeSystemPods lists the pods in kube-system.

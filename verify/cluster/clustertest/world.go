@@ -83,7 +83,7 @@ func Healthy(o cluster.Options, cpus int64) *World {
 	if o.KubeNetworkPlugin == "calico" {
 		dss = append(dss, "calico-node")
 	}
-	if (o.EnableNodelocaldns == nil || *o.EnableNodelocaldns) && (o.DNSMode == "coredns" || o.DNSMode == "coredns_dual") {
+	if (o.EnableNodelocaldns == nil || *o.EnableNodelocaldns) && (o.DNSMode == "coredns" || o.DNSMode == "coredns_dual" || o.DNSMode == "manual") {
 		dss = append(dss, "nodelocaldns")
 	}
 	for _, name := range dss {
@@ -99,6 +99,9 @@ func Healthy(o cluster.Options, cpus int64) *World {
 			w.AddDeployment("kube-system", "dns-autoscaler", 1)
 		}
 		w.AddDeployment("kube-system", "coredns", int32(replicas))
+		if o.DNSMode == "coredns_dual" {
+			w.AddDeployment("kube-system", "coredns-secondary", int32(replicas))
+		}
 	}
 	if o.MetricsServerEnabled {
 		w.AddDeployment("kube-system", "metrics-server", 1)

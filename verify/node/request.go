@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -7,8 +7,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // Request is what the node_facts module and `layercheck node` take: the
@@ -64,11 +67,11 @@ func (r *Request) Env() (*Env, error) {
 	if o.CertFailDays < 0 || o.CertWarnDays < o.CertFailDays {
 		return nil, fmt.Errorf("options cert_warn_days (%d) and cert_fail_days (%d): need 0 <= fail <= warn", o.CertWarnDays, o.CertFailDays)
 	}
-	lt, err := Seconds("layer_timeout", r.LayerTimeout, 30)
+	lt, err := verify.Seconds("layer_timeout", r.LayerTimeout, 30)
 	if err != nil {
 		return nil, err
 	}
-	nt, err := Seconds("net_timeout", r.NetTimeout, 5)
+	nt, err := verify.Seconds("net_timeout", r.NetTimeout, 5)
 	if err != nil {
 		return nil, err
 	}
@@ -79,18 +82,18 @@ func (r *Request) Env() (*Env, error) {
 			}
 		}
 	}
-	env := &Env{Root: root, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o, AddrMap: r.AddrMap}
+	env := &Env{FS: verify.FS{Root: root}, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o, AddrMap: r.AddrMap}
 	useSystemd := root == "/"
 	if r.Systemd != nil {
 		useSystemd = *r.Systemd
 	}
 	if useSystemd {
-		env.Systemd = NewSystemctl()
+		env.Systemd = verify.NewSystemctl()
 	}
 	// Programs under a fixture root are not for this machine: only a check
 	// of the real root may run them.
 	if root == "/" {
-		env.Cmder = LocalCmder{}
+		env.Cmder = verify.LocalCmder{}
 	}
 	return env, nil
 }
@@ -109,7 +112,7 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 var LayerOrder = []string{"certificates", "install", "kubelet", "etcd", "dns", "cni", "addons"}
 
 // OrderedLayers lists a report's layers in LayerOrder, then any others by name.
-func (rep *Report) OrderedLayers() []string { return OrderLayers(rep.Layers, LayerOrder) }
+func (rep *Report) OrderedLayers() []string { return verify.OrderLayers(rep.Layers, LayerOrder) }
 
 // WriteText prints a report for an operator: one line per layer, then each
 // result that is not ok with its remedy.
@@ -122,10 +125,13 @@ func (rep *Report) WriteText(w io.Writer) {
 	for _, n := range rep.OrderedLayers() {
 		lr := rep.Layers[n]
 		fmt.Fprintf(w, "  %-13s %-7s %d checks, %d ms\n", n, lr.Status, len(lr.Results), lr.DurationMS)
+		if cf, ok := lr.Facts.(*CertificatesFacts); ok {
+			writeFamilies(w, cf)
+		}
 	}
 	for _, n := range rep.OrderedLayers() {
 		for _, r := range rep.Layers[n].Results {
-			if r.Status == StatusOK || r.Status == StatusSkipped {
+			if r.Status == verify.StatusOK || r.Status == verify.StatusSkipped {
 				continue
 			}
 			fmt.Fprintf(w, "\n[%s] %s %s: %s\n", strings.ToUpper(string(r.Status)), n, r.Check, r.Msg)
@@ -136,4 +142,20 @@ func (rep *Report) WriteText(w io.Writer) {
 	}
 	s := rep.Summary
 	fmt.Fprintf(w, "\n%d checks: %d ok, %d warn, %d failed, %d skipped, %d errors\n", s.Total, s.OK, s.Warn, s.Failed, s.Skipped, s.Errored)
+}
+
+// writeFamilies prints one line per certificate family with its earliest
+// expiry and days left: the figure an operator plans renewals by
+// (kubeadm's leaves expire after a year, make-ssl-etcd.sh's after 100).
+func writeFamilies(w io.Writer, cf *CertificatesFacts) {
+	names := make([]string, 0, len(cf.Families))
+	for n := range cf.Families {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fi := cf.Families[n]
+		fmt.Fprintf(w, "    %-12s %-5s %3d certificates, earliest expiry %s, %d days left (%s)\n",
+			n, fi.Status, fi.Count, fi.EarliestExpiry.UTC().Format("2006-01-02"), fi.DaysLeft, fi.EarliestPath)
+	}
 }

@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/miekg/dns"
 	"gopkg.in/yaml.v3"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // The dns layer checks cluster DNS from a node of k8s_cluster, the way
@@ -79,6 +81,10 @@ type DNSFacts struct {
 	// ExpectedIP is kube_apiserver_ip, the kubernetes service's cluster IP.
 	ExpectedIP   string `json:"expected_ip"`
 	SkydnsServer string `json:"skydns_server"`
+	// SkydnsServerSecondary is the second CoreDNS address (dns_mode
+	// coredns_dual); ManualDNSServer the cluster DNS of dns_mode manual.
+	SkydnsServerSecondary string `json:"skydns_server_secondary,omitempty"`
+	ManualDNSServer       string `json:"manual_dns_server,omitempty"`
 	// SkydnsServerSource says whether skydns_server was given or derived.
 	SkydnsServerSource string         `json:"skydns_server_source"`
 	NodelocaldnsIP     string         `json:"nodelocaldns_ip,omitempty"`
@@ -89,6 +95,9 @@ type DNSFacts struct {
 	PodResolvConf   *DNSResolvConf `json:"pod_resolv_conf,omitempty"`
 	HostResolvConf  *DNSResolvConf `json:"host_resolv_conf,omitempty"`
 	SystemdResolved *DNSResolved   `json:"systemd_resolved,omitempty"`
+	// HostPath is the host's own resolution path: what writes
+	// /etc/resolv.conf and which servers the host asks.
+	HostPath *DNSHostPath `json:"host_path,omitempty"`
 	// UpstreamDNSServers is upstream_dns_servers; ForwardTarget what
 	// CoreDNS and nodelocaldns forward names outside the cluster to.
 	UpstreamDNSServers []string `json:"upstream_dns_servers"`
@@ -214,13 +223,13 @@ func dnsTimeout(env *Env) time.Duration {
 	return dnsDefaultTimeout
 }
 
-func (dnsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
+func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
 	o := env.Options
 	if !o.InGroup("k8s_cluster") && !o.InGroup("kube_control_plane") && !o.InGroup("kube_node") {
-		return nil, nil, fmt.Errorf("%w: %s is not in k8s_cluster (group_names %v); kubespray configures cluster DNS only there", ErrNotApplicable, env.Host, o.Groups)
+		return nil, nil, fmt.Errorf("%w: %s is not in k8s_cluster (group_names %v); kubespray configures cluster DNS only there", verify.ErrNotApplicable, env.Host, o.Groups)
 	}
-	var res []Result
-	add := func(r Result) { r.Layer = "dns"; res = append(res, r) }
+	var res []verify.Result
+	add := func(r verify.Result) { r.Layer = "dns"; res = append(res, r) }
 
 	mode := o.DNSMode
 	if mode == "" {
@@ -248,14 +257,14 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 		facts.ForwardTarget = "/etc/resolv.conf"
 	}
 	if mode == "none" {
-		add(Result{Check: "dns_mode", Status: StatusWarn, Msg: "dns_mode is none: kubespray deploys no cluster DNS, service names do not resolve in pods",
+		add(verify.Result{Check: "dns_mode", Status: verify.StatusWarn, Msg: "dns_mode is none: kubespray deploys no cluster DNS, service names do not resolve in pods",
 			Remediation: "set dns_mode: coredns (the default) unless another cluster DNS is installed"})
 		return res, facts, nil
 	}
 
 	expected, err := ServiceSubnetAddress(subnets, 1)
 	if err != nil {
-		add(Result{Check: "service_addresses", Status: StatusFail, Msg: "kube_service_addresses: " + err.Error(),
+		add(verify.Result{Check: "service_addresses", Status: verify.StatusFail, Msg: "kube_service_addresses: " + err.Error(),
 			Remediation: "kube_service_addresses must be a network such as 10.233.0.0/18"})
 		return res, facts, nil
 	}
@@ -265,17 +274,33 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 	if skydns == "" {
 		skydns, err = ServiceSubnetAddress(subnets, 3)
 		if err != nil {
-			add(Result{Check: "service_addresses", Status: StatusFail, Msg: "kube_service_addresses: " + err.Error()})
+			add(verify.Result{Check: "service_addresses", Status: verify.StatusFail, Msg: "kube_service_addresses: " + err.Error()})
 			return res, facts, nil
 		}
 		facts.SkydnsServerSource = "3rd address of kube_service_addresses " + subnets
 	}
 	facts.SkydnsServer = skydns
 	clusterIPs := []string{skydns}
+	secondary := o.SkydnsServerSecondary
 	if mode == "coredns_dual" {
-		if sec, err := ServiceSubnetAddress(subnets, 4); err == nil {
-			clusterIPs = append(clusterIPs, sec)
+		if secondary == "" {
+			secondary, _ = ServiceSubnetAddress(subnets, 4)
 		}
+		if secondary != "" {
+			clusterIPs = append(clusterIPs, secondary)
+			facts.SkydnsServerSecondary = secondary
+		}
+	}
+	if mode == "manual" {
+		// kube_dns_servers.manual: [manual_dns_server] (kubespray_defaults).
+		if o.ManualDNSServer == "" {
+			add(verify.Result{Check: "dns_mode", Status: verify.StatusFail,
+				Msg:         "dns_mode is manual but manual_dns_server is empty: kubelet's clusterDNS gets an empty address and pods cannot resolve anything",
+				Remediation: "set manual_dns_server to the cluster DNS service you run, or dns_mode: coredns, and re-run cluster.yml --tags kubelet"})
+			return res, facts, nil
+		}
+		clusterIPs = []string{o.ManualDNSServer}
+		facts.ManualDNSServer = o.ManualDNSServer
 	}
 	if o.EnableNodelocaldns {
 		clusterIPs = append(clusterIPs, nodelocal)
@@ -289,6 +314,14 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 	}
 	if mode == "coredns" || mode == "coredns_dual" {
 		tiers = append(tiers, tier{"coredns", skydns, fmt.Sprintf(dnsRemedyCoreDNS, skydns, skydns)})
+	}
+	if mode == "coredns_dual" && secondary != "" {
+		tiers = append(tiers, tier{"coredns_secondary", secondary,
+			fmt.Sprintf("kubectl -n kube-system get svc coredns-secondary (its clusterIP must be skydns_server_secondary %s); check kube-proxy on this node (ipvs mode: ipvsadm -Ln -t %s:53); re-run cluster.yml --tags coredns", secondary, secondary)})
+	}
+	if mode == "manual" {
+		tiers = append(tiers, tier{"manual", o.ManualDNSServer,
+			fmt.Sprintf("dns_mode manual: kubespray deploys no cluster DNS; the DNS service you run must answer on manual_dns_server %s (kubectl get svc -A | grep %s)", o.ManualDNSServer, o.ManualDNSServer)})
 	}
 	facts.Tiers = make([]DNSTierFacts, len(tiers))
 	var wg sync.WaitGroup
@@ -320,7 +353,7 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 	var pod *DNSResolvConf
 	var podErr error
 	if podPath != "" {
-		if data, err := nodeRead(env, podPath); err != nil {
+		if data, err := env.Read(podPath); err != nil {
 			podErr = etcdPathErr(err)
 		} else {
 			rc := ParseDNSResolvConf(data)
@@ -330,19 +363,26 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 	}
 	facts.PodResolvConf = pod
 	var host *DNSResolvConf
-	if data, err := nodeRead(env, "/etc/resolv.conf"); err == nil {
+	if data, err := env.Read("/etc/resolv.conf"); err == nil {
 		rc := ParseDNSResolvConf(data)
 		rc.Path = "/etc/resolv.conf"
 		host = &rc
 	}
 	facts.HostResolvConf = host
-	if data, err := nodeRead(env, dnsResolvedDropIn); err == nil {
+	if data, err := env.Read(dnsResolvedDropIn); err == nil {
 		facts.SystemdResolved = ParseResolvedConf(data)
 		facts.SystemdResolved.Path = dnsResolvedDropIn
 	}
+	facts.HostPath = dnsHostPath(env, host)
 	for _, r := range dnsResolverChecks(o, mode, clusterIPs, nodelocal, skydns, podPath, pod, podErr, host, facts.SystemdResolved) {
+		if r.Check == "pod_resolv_conf" && r.Status == verify.StatusFail && r.Remediation == dnsRemedyLoopback {
+			if why := loopbackOrigin(env, podPath, facts.HostPath); why != "" {
+				r.Remediation = why + "; " + r.Remediation
+			}
+		}
 		add(r)
 	}
+	add(dnsHostResult(o, facts.HostPath, clusterIPs))
 	return res, facts, nil
 }
 
@@ -402,16 +442,16 @@ func dnsQuery(ctx context.Context, env *Env, tierName, server, name string) DNST
 	return tf
 }
 
-func dnsTierResult(tf DNSTierFacts, expected, domain, subnets, remedy string, timeout time.Duration) Result {
+func dnsTierResult(tf DNSTierFacts, expected, domain, subnets, remedy string, timeout time.Duration) verify.Result {
 	label := fmt.Sprintf("%s %s", tf.Tier, tf.Server)
 	if tf.Dialed != tf.Server {
 		label += " (dialed " + tf.Dialed + ")"
 	}
 	name := "kubernetes.default.svc." + domain
-	r := Result{Check: "query_" + tf.Tier, Evidence: tf, Expected: expected}
+	r := verify.Result{Check: "query_" + tf.Tier, Evidence: tf, Expected: expected}
 	switch {
 	case tf.Error != "":
-		r.Status = StatusFail
+		r.Status = verify.StatusFail
 		if tf.TimedOut {
 			r.Msg = fmt.Sprintf("%s: no answer for %s within %s", label, name, timeout)
 		} else {
@@ -419,26 +459,26 @@ func dnsTierResult(tf DNSTierFacts, expected, domain, subnets, remedy string, ti
 		}
 		r.Remediation = remedy
 	case tf.Rcode == "NXDOMAIN":
-		r.Status = StatusFail
+		r.Status = verify.StatusFail
 		r.Msg = fmt.Sprintf("%s answered NXDOMAIN for %s: it does not serve dns_domain %s", label, name, domain)
 		r.Actual = tf.Rcode
 		r.Remediation = dnsRemedyNXDOMAIN
 	case tf.Rcode != "NOERROR":
-		r.Status = StatusFail
+		r.Status = verify.StatusFail
 		r.Msg = fmt.Sprintf("%s answered %s for %s", label, tf.Rcode, name)
 		r.Actual = tf.Rcode
 		r.Remediation = remedy
 	case len(tf.Answers) == 0:
-		r.Status = StatusFail
+		r.Status = verify.StatusFail
 		r.Msg = fmt.Sprintf("%s answered NOERROR without an A record for %s", label, name)
 		r.Remediation = remedy + "; `kubectl get svc kubernetes -n default` must exist"
 	case !slices.Contains(tf.Answers, expected) || len(tf.Answers) > 1:
-		r.Status = StatusFail
+		r.Status = verify.StatusFail
 		r.Msg = fmt.Sprintf("%s answered %s for %s, expected %s (kube_apiserver_ip, the 1st address of kube_service_addresses %s)", label, strings.Join(tf.Answers, ", "), name, expected, subnets)
 		r.Actual = tf.Answers
 		r.Remediation = fmt.Sprintf(dnsRemedyWrongIP, expected)
 	default:
-		r.Status = StatusOK
+		r.Status = verify.StatusOK
 		r.Msg = fmt.Sprintf("%s answered %s for %s in %.1f ms", label, expected, name, tf.LatencyMS)
 		r.Expected = nil
 	}
@@ -447,10 +487,10 @@ func dnsTierResult(tf DNSTierFacts, expected, domain, subnets, remedy string, ti
 
 // dnsCheckKubelet reads kubelet-config.yaml and checks clusterDNS and
 // clusterDomain; it returns the DNS facts (nil when unreadable).
-func dnsCheckKubelet(env *Env, p, mode string, nodelocalOn bool, nodelocal string, clusterIPs []string, domain string, add func(Result)) *DNSKubelet {
-	data, err := nodeRead(env, p)
+func dnsCheckKubelet(env *Env, p, mode string, nodelocalOn bool, nodelocal string, clusterIPs []string, domain string, add func(verify.Result)) *DNSKubelet {
+	data, err := env.Read(p)
 	if err != nil {
-		add(Result{Check: "kubelet_cluster_dns", Status: StatusFail, Msg: fmt.Sprintf("cannot read %s: %v", p, etcdPathErr(err)), Remediation: dnsRemedyKubelet})
+		add(verify.Result{Check: "kubelet_cluster_dns", Status: verify.StatusFail, Msg: fmt.Sprintf("cannot read %s: %v", p, etcdPathErr(err)), Remediation: dnsRemedyKubelet})
 		return nil
 	}
 	var kc struct {
@@ -459,7 +499,7 @@ func dnsCheckKubelet(env *Env, p, mode string, nodelocalOn bool, nodelocal strin
 		ResolvConf    *string  `yaml:"resolvConf"`
 	}
 	if err := yaml.Unmarshal(data, &kc); err != nil {
-		add(Result{Check: "kubelet_cluster_dns", Status: StatusFail, Msg: fmt.Sprintf("%s: %v", p, err), Remediation: dnsRemedyKubelet})
+		add(verify.Result{Check: "kubelet_cluster_dns", Status: verify.StatusFail, Msg: fmt.Sprintf("%s: %v", p, err), Remediation: dnsRemedyKubelet})
 		return nil
 	}
 	facts := &DNSKubelet{Config: p, ClusterDNS: kc.ClusterDNS, ClusterDomain: kc.ClusterDomain, ResolvConf: "/etc/resolv.conf"}
@@ -477,19 +517,24 @@ func dnsCheckKubelet(env *Env, p, mode string, nodelocalOn bool, nodelocal strin
 		want, why = []string{nodelocal}, "enable_nodelocaldns is true: pods ask nodelocaldns_ip"
 	case mode == "coredns" || mode == "coredns_dual":
 		want, why = clusterIPs, "enable_nodelocaldns is false: pods ask the CoreDNS service IP (skydns_server)"
+		if mode == "coredns_dual" {
+			why = "enable_nodelocaldns is false and dns_mode coredns_dual: pods ask both CoreDNS service IPs (skydns_server, skydns_server_secondary)"
+		}
+	case mode == "manual":
+		want, why = clusterIPs, "enable_nodelocaldns is false and dns_mode manual: pods ask manual_dns_server"
 	}
 	switch {
 	case want == nil:
-		add(Result{Check: "kubelet_cluster_dns", Status: StatusOK, Msg: fmt.Sprintf("%s: clusterDNS %v (dns_mode %s, not compared)", p, facts.ClusterDNS, mode)})
+		add(verify.Result{Check: "kubelet_cluster_dns", Status: verify.StatusOK, Msg: fmt.Sprintf("%s: clusterDNS %v (dns_mode %s, not compared)", p, facts.ClusterDNS, mode)})
 	case !slices.Equal(facts.ClusterDNS, want):
-		add(Result{Check: "kubelet_cluster_dns", Status: StatusFail,
+		add(verify.Result{Check: "kubelet_cluster_dns", Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("%s: clusterDNS is %v, expected %v (%s)", p, facts.ClusterDNS, want, why),
 			Expected: want, Actual: facts.ClusterDNS, Remediation: dnsRemedyKubelet})
 	default:
-		add(Result{Check: "kubelet_cluster_dns", Status: StatusOK, Msg: fmt.Sprintf("%s: clusterDNS %v (%s)", p, want, why)})
+		add(verify.Result{Check: "kubelet_cluster_dns", Status: verify.StatusOK, Msg: fmt.Sprintf("%s: clusterDNS %v (%s)", p, want, why)})
 	}
 	if kc.ClusterDomain != domain {
-		add(Result{Check: "kubelet_cluster_domain", Status: StatusFail,
+		add(verify.Result{Check: "kubelet_cluster_domain", Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("%s: clusterDomain is %q, dns_domain is %q: pods get search domains of another cluster domain", p, kc.ClusterDomain, domain),
 			Expected: domain, Actual: kc.ClusterDomain, Remediation: dnsRemedyKubelet})
 	}
@@ -541,14 +586,14 @@ func dnsIsLoopback(s string) bool {
 // dnsResolverChecks judges the resolver files for forwarding loops; it is
 // pure so every variant can be table-tested. See the package comment of
 // this file for the kubespray templates behind each rule.
-func dnsResolverChecks(o Options, mode string, clusterIPs []string, nodelocal, skydns, podPath string, pod *DNSResolvConf, podErr error, host *DNSResolvConf, resolved *DNSResolved) []Result {
-	var res []Result
+func dnsResolverChecks(o Options, mode string, clusterIPs []string, nodelocal, skydns, podPath string, pod *DNSResolvConf, podErr error, host *DNSResolvConf, resolved *DNSResolved) []verify.Result {
+	var res []verify.Result
 	upstream := dnsNonEmpty(o.UpstreamDNSServers)
 	forwardsToFile := len(upstream) == 0
 	who := fmt.Sprintf("%s (kubelet resolvConf, the /etc/resolv.conf of CoreDNS and nodelocaldns, which run with dnsPolicy Default)", podPath)
 
 	// The file handed to pods with dnsPolicy Default.
-	r := Result{Check: "pod_resolv_conf"}
+	r := verify.Result{Check: "pod_resolv_conf"}
 	var loop, cluster, other []string
 	if pod != nil {
 		for _, ns := range pod.Nameservers {
@@ -565,22 +610,22 @@ func dnsResolverChecks(o Options, mode string, clusterIPs []string, nodelocal, s
 	}
 	switch {
 	case podPath == "":
-		r.Status, r.Msg = StatusWarn, "kubelet resolvConf is empty: pods with dnsPolicy Default get no nameserver"
+		r.Status, r.Msg = verify.StatusWarn, "kubelet resolvConf is empty: pods with dnsPolicy Default get no nameserver"
 		if forwardsToFile {
-			r.Status = StatusFail
+			r.Status = verify.StatusFail
 			r.Msg += ", and CoreDNS and nodelocaldns forward names outside the cluster to /etc/resolv.conf with upstream_dns_servers empty, so those names fail"
 			r.Remediation = dnsRemedyLoop
 		}
 	case pod == nil:
-		r.Status = StatusWarn
+		r.Status = verify.StatusWarn
 		r.Msg = fmt.Sprintf("cannot read %s: %v", who, podErr)
 		if forwardsToFile {
-			r.Status = StatusFail
+			r.Status = verify.StatusFail
 			r.Msg += "; with upstream_dns_servers empty CoreDNS and nodelocaldns forward names outside the cluster to it"
 		}
 		r.Remediation = dnsRemedyResolvConf
 	case len(loop) > 0:
-		r.Status = StatusFail
+		r.Status = verify.StatusFail
 		r.Msg = fmt.Sprintf("%s names loopback nameserver %s: inside CoreDNS's pod that address is CoreDNS itself (a forwarding loop, kubespray#3979) and nodelocaldns reaches the host's local resolver, which forwards back to nodelocaldns (kubespray#9948)",
 			who, strings.Join(loop, ", "))
 		if !forwardsToFile {
@@ -590,30 +635,30 @@ func dnsResolverChecks(o Options, mode string, clusterIPs []string, nodelocal, s
 		r.Actual = pod.Nameservers
 		r.Remediation = dnsRemedyLoopback
 	case len(pod.Nameservers) == 0:
-		r.Status, r.Msg = StatusWarn, fmt.Sprintf("%s names no nameserver", who)
+		r.Status, r.Msg = verify.StatusWarn, fmt.Sprintf("%s names no nameserver", who)
 		if forwardsToFile {
-			r.Status = StatusFail
+			r.Status = verify.StatusFail
 			r.Msg += ": with upstream_dns_servers empty CoreDNS and nodelocaldns have nowhere to forward names outside the cluster"
 			r.Remediation = dnsRemedyLoop
 		}
 	case len(cluster) > 0 && !forwardsToFile:
-		r.Status = StatusOK
+		r.Status = verify.StatusOK
 		r.Msg = fmt.Sprintf("%s names cluster DNS %s, but CoreDNS and nodelocaldns forward names outside the cluster to upstream_dns_servers %s, not to it: no loop",
 			who, strings.Join(cluster, ", "), strings.Join(upstream, " "))
 	case len(cluster) > 0 && len(other) == 0:
-		r.Status = StatusFail
+		r.Status = verify.StatusFail
 		r.Msg = fmt.Sprintf("%s names only cluster DNS %s and upstream_dns_servers is empty: CoreDNS and nodelocaldns forward every name outside the cluster back to cluster DNS, a forwarding loop the CoreDNS loop plugin stops by exiting (kubespray#9948)",
 			who, strings.Join(cluster, ", "))
 		r.Actual = pod.Nameservers
 		r.Remediation = dnsRemedyLoop
 	case len(cluster) > 0:
-		r.Status = StatusWarn
+		r.Status = verify.StatusWarn
 		r.Msg = fmt.Sprintf("loop risk: %s names cluster DNS %s besides %s and upstream_dns_servers is empty, so nodelocaldns/CoreDNS forward part of the names outside the cluster back to cluster DNS; the CoreDNS loop plugin then exits at random restarts (\"Loop (%s -> %s:53) detected\", kubespray#9948). kubespray v2.31.0 leaves this state by default (dns_late puts %s first in the host's resolvers)",
 			who, strings.Join(cluster, ", "), strings.Join(other, ", "), cluster[0], cluster[0], cluster[0])
 		r.Actual = pod.Nameservers
 		r.Remediation = dnsRemedyLoop
 	default:
-		r.Status = StatusOK
+		r.Status = verify.StatusOK
 		target := "it"
 		if !forwardsToFile {
 			target = "upstream_dns_servers " + strings.Join(upstream, " ")
@@ -624,7 +669,7 @@ func dnsResolverChecks(o Options, mode string, clusterIPs []string, nodelocal, s
 
 	// The host's own /etc/resolv.conf, when kubelet hands pods another file.
 	if host != nil && path.Clean(podPath) != "/etc/resolv.conf" {
-		h := Result{Check: "host_resolv_conf", Status: StatusOK, Evidence: host}
+		h := verify.Result{Check: "host_resolv_conf", Status: verify.StatusOK, Evidence: host}
 		var stub, nl []string
 		for _, ns := range host.Nameservers {
 			if dnsIsLoopback(ns) {
@@ -636,7 +681,7 @@ func dnsResolverChecks(o Options, mode string, clusterIPs []string, nodelocal, s
 		}
 		switch {
 		case len(host.Nameservers) == 0:
-			h.Status = StatusWarn
+			h.Status = verify.StatusWarn
 			h.Msg = "/etc/resolv.conf names no nameserver: programs on the host cannot resolve names"
 			h.Remediation = dnsRemedyResolvConf
 		case len(stub) > 0:
@@ -662,12 +707,12 @@ func dnsResolverChecks(o Options, mode string, clusterIPs []string, nodelocal, s
 		if !o.EnableNodelocaldns {
 			want = slices.DeleteFunc(slices.Clone(clusterIPs), func(s string) bool { return s == nodelocal })
 		}
-		s := Result{Check: "systemd_resolved", Evidence: resolved}
+		s := verify.Result{Check: "systemd_resolved", Evidence: resolved}
 		if slices.Equal(resolved.DNS, want) {
-			s.Status = StatusOK
+			s.Status = verify.StatusOK
 			s.Msg = fmt.Sprintf("%s: DNS=%s as resolved.conf.j2 renders it at the end of cluster.yml (dns_late)", resolved.Path, strings.Join(want, " "))
 		} else {
-			s.Status = StatusWarn
+			s.Status = verify.StatusWarn
 			s.Msg = fmt.Sprintf("%s: DNS=%s, kubespray's last cluster.yml play (kubernetes/preinstall with dns_late: true) writes DNS=%s: the play did not run or the file was changed",
 				resolved.Path, strings.Join(resolved.DNS, " "), strings.Join(want, " "))
 			s.Expected, s.Actual = want, resolved.DNS

@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // The install layer reads the records kubespray leaves behind and reports
@@ -159,28 +161,28 @@ type Drift struct {
 	Where     string `json:"where"`
 }
 
-func (installLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
+func (installLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
 	o := env.Options
 	host := hostName(env)
 	f := &InstallFacts{KubeadmConfigPath: path.Join(o.KubeConfigDir, "kubeadm-config.yaml"),
 		LocalReleaseDir: o.LocalReleaseDir, Drift: []Drift{}, Releases: []ReleaseFile{}, Missing: []string{}}
-	var results []Result
+	var results []verify.Result
 	rerun := "re-run kubespray's cluster.yml for this host"
 
 	if o.InGroup("kube_control_plane") {
-		data, err := nodeRead(env, f.KubeadmConfigPath)
+		data, err := env.Read(f.KubeadmConfigPath)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			f.Missing = append(f.Missing, f.KubeadmConfigPath)
-			results = append(results, Result{Check: "kubeadm_config", Status: StatusFail,
+			results = append(results, verify.Result{Check: "kubeadm_config", Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("%s is missing on control-plane host %s", f.KubeadmConfigPath, host),
 				Remediation: rerun + " (roles/kubernetes/control-plane renders it before kubeadm init)"})
 		case err != nil:
-			results = append(results, Result{Check: "kubeadm_config", Status: StatusError, Msg: fmt.Sprintf("cannot read %s: %v", f.KubeadmConfigPath, nodeErr(err))})
+			results = append(results, verify.Result{Check: "kubeadm_config", Status: verify.StatusError, Msg: fmt.Sprintf("cannot read %s: %v", f.KubeadmConfigPath, verify.PathErr(err))})
 		default:
 			kc, err := ParseKubeadmConfig(f.KubeadmConfigPath, data)
 			if err != nil {
-				results = append(results, Result{Check: "kubeadm_config", Status: StatusFail, Msg: err.Error(),
+				results = append(results, verify.Result{Check: "kubeadm_config", Status: verify.StatusFail, Msg: err.Error(),
 					Remediation: rerun + " to render it again"})
 				break
 			}
@@ -191,21 +193,21 @@ func (installLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 
 	if o.InGroup("etcd") && o.EtcdDeploymentType == "host" {
 		f.EtcdEnvPath = "/etc/etcd.env"
-		f.EtcdEnvPresent = nodeExists(env, f.EtcdEnvPath)
+		f.EtcdEnvPresent = env.Exists(f.EtcdEnvPath)
 		if !f.EtcdEnvPresent {
 			f.Missing = append(f.Missing, f.EtcdEnvPath)
-			results = append(results, Result{Check: "etcd_env", Status: StatusFail,
+			results = append(results, verify.Result{Check: "etcd_env", Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("/etc/etcd.env is missing on etcd host %s (etcd_deployment_type: host)", host),
 				Remediation: "re-run kubespray's cluster.yml with --tags etcd (roles/etcd renders /etc/etcd.env)"})
 		} else {
-			results = append(results, Result{Check: "etcd_env", Status: StatusOK, Msg: "/etc/etcd.env present on " + host})
+			results = append(results, verify.Result{Check: "etcd_env", Status: verify.StatusOK, Msg: "/etc/etcd.env present on " + host})
 		}
 	}
 
 	// Downloads: information only.
 	if o.LocalReleaseDir != "" {
 		dir := o.LocalReleaseDir
-		ents, err := env.fsys().ReadDir(env.Path(dir))
+		ents, err := env.Files().ReadDir(env.Path(dir))
 		switch {
 		case err == nil:
 			for _, e := range ents {
@@ -215,26 +217,26 @@ func (installLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 				}
 				f.Releases = append(f.Releases, rf)
 			}
-			results = append(results, Result{Check: "local_release_dir", Status: StatusOK,
+			results = append(results, verify.Result{Check: "local_release_dir", Status: verify.StatusOK,
 				Msg: fmt.Sprintf("%d entries in local_release_dir %s on %s", len(f.Releases), dir, host)})
 		case errors.Is(err, fs.ErrNotExist):
-			results = append(results, Result{Check: "local_release_dir", Status: StatusSkipped,
+			results = append(results, verify.Result{Check: "local_release_dir", Status: verify.StatusSkipped,
 				Msg: fmt.Sprintf("local_release_dir %s does not exist on %s (it is only a download cache)", dir, host)})
 		default:
-			results = append(results, Result{Check: "local_release_dir", Status: StatusWarn, Msg: fmt.Sprintf("cannot list %s: %v", dir, nodeErr(err))})
+			results = append(results, verify.Result{Check: "local_release_dir", Status: verify.StatusWarn, Msg: fmt.Sprintf("cannot list %s: %v", dir, verify.PathErr(err))})
 		}
 	}
 	if len(results) == 0 {
-		return nil, f, fmt.Errorf("%w: %s is in neither kube_control_plane nor etcd", ErrNotApplicable, host)
+		return nil, f, fmt.Errorf("%w: %s is in neither kube_control_plane nor etcd", verify.ErrNotApplicable, host)
 	}
 	return results, f, nil
 }
 
-func kubeadmDrift(env *Env, f *InstallFacts, kc *KubeadmConfig) []Result {
+func kubeadmDrift(env *Env, f *InstallFacts, kc *KubeadmConfig) []verify.Result {
 	o := env.Options
 	host := hostName(env)
 	file := f.KubeadmConfigPath
-	var results []Result
+	var results []verify.Result
 	fix := func(v, installed string) string {
 		switch v {
 		case "kube_version":
@@ -253,17 +255,17 @@ func kubeadmDrift(env *Env, f *InstallFacts, kc *KubeadmConfig) []Result {
 		}
 		where := file + " " + field
 		if equal(want, got) {
-			results = append(results, Result{Check: "drift:" + variable, Status: StatusOK,
+			results = append(results, verify.Result{Check: "drift:" + variable, Status: verify.StatusOK,
 				Msg: fmt.Sprintf("%s %s matches %s", variable, want, where), Expected: want, Actual: got})
 			return
 		}
 		f.Drift = append(f.Drift, Drift{Variable: variable, Inventory: want, Installed: got, Where: where})
-		results = append(results, Result{Check: "drift:" + variable, Status: StatusFail,
+		results = append(results, verify.Result{Check: "drift:" + variable, Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("%s is %q in the inventory but %q on %s (%s)", variable, want, got, host, where),
 			Expected: want, Actual: got, Remediation: fix(variable, got)})
 	}
 	if kc.Cluster == nil {
-		results = append(results, Result{Check: "kubeadm_config", Status: StatusFail,
+		results = append(results, verify.Result{Check: "kubeadm_config", Status: verify.StatusFail,
 			Msg:         fmt.Sprintf("%s on %s has no ClusterConfiguration document", file, host),
 			Remediation: "re-run kubespray's cluster.yml for this host to render it again"})
 	} else {
@@ -278,7 +280,7 @@ func kubeadmDrift(env *Env, f *InstallFacts, kc *KubeadmConfig) []Result {
 			return path.Clean(a) == path.Clean(b)
 		})
 		if o.EtcdDeploymentType != "kubeadm" && c.Etcd.External == nil {
-			results = append(results, Result{Check: "etcd_external", Status: StatusFail,
+			results = append(results, verify.Result{Check: "etcd_external", Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("etcd_deployment_type is %s but %s on %s has no etcd.external endpoints", o.EtcdDeploymentType, file, host),
 				Remediation: "set etcd_deployment_type to match the installed cluster (kubeadm) or re-run cluster.yml"})
 		}

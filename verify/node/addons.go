@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // The addons layer checks the node side of kubespray's add-ons: helm at
@@ -73,11 +75,11 @@ var helmLdflagsVersion = regexp.MustCompile(`helm\.sh/helm/v\d+/internal/version
 // HelmVersion reads helm's version from the Go build information of the
 // binary at file (node path resolved by the caller), without executing it.
 func HelmVersion(file string) (version, source string, err error) {
-	return helmVersionFS(OSFS{}, file)
+	return helmVersionFS(verify.OSFS{}, file)
 }
 
 // helmVersionFS is HelmVersion reading the binary through fsys.
-func helmVersionFS(fsys NodeFS, file string) (version, source string, err error) {
+func helmVersionFS(fsys verify.NodeFS, file string) (version, source string, err error) {
 	// The errors read as buildinfo.ReadFile's.
 	f, err := fsys.Open(file)
 	if err != nil {
@@ -101,23 +103,23 @@ func helmVersionFS(fsys NodeFS, file string) (version, source string, err error)
 	return "", "", nil
 }
 
-func (addonsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
+func (addonsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
 	o := env.Options
 	host := hostName(env)
 	f := &AddonsFacts{}
-	var results []Result
+	var results []verify.Result
 	if o.HelmEnabled && (len(o.Groups) == 0 || o.InGroup("kube_control_plane")) {
 		p := path.Join(o.BinDir, "helm")
 		h := &HelmFacts{Path: p}
 		f.Helm = h
-		real, err := nodeResolve(env, p)
+		real, err := env.Resolve(p)
 		if err != nil {
-			results = append(results, Result{Check: "helm", Status: StatusFail,
+			results = append(results, verify.Result{Check: "helm", Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("helm_enabled is true but %s is missing on %s", p, host),
 				Remediation: "re-run kubespray's cluster.yml with --tags helm (roles/kubernetes-apps/helm installs it on kube_control_plane hosts), or set helm_enabled: false"})
 		} else {
 			h.Present = true
-			v, src, verr := helmVersionFS(env.fsys(), env.Path(real))
+			v, src, verr := helmVersionFS(env.Files(), env.Path(real))
 			if v == "" && env.Cmder != nil {
 				// Release builds use -trimpath, which keeps -ldflags out of
 				// the build information: ask helm itself, bounded in time.
@@ -128,13 +130,13 @@ func (addonsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 			h.Version, h.VersionSource = v, src
 			switch {
 			case verr != nil:
-				results = append(results, Result{Check: "helm", Status: StatusWarn,
+				results = append(results, verify.Result{Check: "helm", Status: verify.StatusWarn,
 					Msg:         fmt.Sprintf("%s on %s is not a readable Go binary (%v); its version is unknown", p, host, verr),
 					Remediation: "reinstall helm: re-run kubespray's cluster.yml with --tags helm"})
 			case v == "":
-				results = append(results, Result{Check: "helm", Status: StatusOK, Msg: fmt.Sprintf("%s present on %s (version not stamped in the binary)", p, host)})
+				results = append(results, verify.Result{Check: "helm", Status: verify.StatusOK, Msg: fmt.Sprintf("%s present on %s (version not stamped in the binary)", p, host)})
 			default:
-				results = append(results, Result{Check: "helm", Status: StatusOK, Msg: fmt.Sprintf("%s %s present on %s", p, v, host), Actual: v})
+				results = append(results, verify.Result{Check: "helm", Status: verify.StatusOK, Msg: fmt.Sprintf("%s %s present on %s", p, v, host), Actual: v})
 			}
 		}
 	}
@@ -142,24 +144,24 @@ func (addonsLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 		p := o.LocalPathProvisionerClaimRoot
 		pf := &PathFacts{Path: p}
 		f.LocalPathRoot = pf
-		if fi, err := statNode(env, p); err == nil {
+		if fi, err := env.Stat(p); err == nil {
 			pf.Present, pf.IsDir = true, fi.IsDir()
 		}
 		switch {
 		case pf.IsDir:
-			results = append(results, Result{Check: "local_path_claim_root", Status: StatusOK, Msg: fmt.Sprintf("local_path_provisioner_claim_root %s present on %s", p, host)})
+			results = append(results, verify.Result{Check: "local_path_claim_root", Status: verify.StatusOK, Msg: fmt.Sprintf("local_path_provisioner_claim_root %s present on %s", p, host)})
 		case pf.Present:
-			results = append(results, Result{Check: "local_path_claim_root", Status: StatusFail,
+			results = append(results, verify.Result{Check: "local_path_claim_root", Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("local_path_provisioner_claim_root %s on %s is not a directory", p, host),
 				Remediation: "remove the file and re-run kubespray's cluster.yml with --tags local-path-provisioner"})
 		default:
-			results = append(results, Result{Check: "local_path_claim_root", Status: StatusFail,
+			results = append(results, verify.Result{Check: "local_path_claim_root", Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("local_path_provisioner_enabled is true but local_path_provisioner_claim_root %s is missing on %s; PersistentVolumes there cannot be provisioned", p, host),
 				Remediation: "re-run kubespray's cluster.yml with --tags local-path-provisioner, or create the directory"})
 		}
 	}
 	if len(results) == 0 {
-		return nil, f, fmt.Errorf("%w: neither helm_enabled nor local_path_provisioner_enabled applies to %s", ErrNotApplicable, host)
+		return nil, f, fmt.Errorf("%w: neither helm_enabled nor local_path_provisioner_enabled applies to %s", verify.ErrNotApplicable, host)
 	}
 	return results, f, nil
 }

@@ -1,6 +1,6 @@
 //go:build shared
 
-package verify
+package node
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/verify"
 )
 
 // etcdCopyFixture copies files of the kubespray v2.31.0 node1 fixture tree
@@ -43,14 +44,14 @@ func TestEtcdLayerFixture(t *testing.T) {
 	stop := testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
 
 	env := &Env{
-		Root: root, Host: "node1", Now: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC),
+		FS: verify.FS{Root: root}, Host: "node1", Now: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC),
 		NetTimeout: 3 * time.Second, LayerTimeout: 30 * time.Second,
 		Options: Options{Groups: []string{"kube_control_plane", "etcd", "k8s_cluster"}, EtcdMembers: []string{"node1", "node2", "node3"},
 			EtcdCertDir: "/etc/ssl/etcd/ssl", EtcdDeploymentType: "host"},
 		AddrMap: addr, Systemd: etcdRunning,
 	}
 	// A fresh 3-member cluster may still be electing.
-	var res []Result
+	var res []verify.Result
 	var facts any
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -59,13 +60,13 @@ func TestEtcdLayerFixture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, _ := etcdWorst(t, res, "leader"); st == StatusOK || time.Now().After(deadline) {
+		if st, _ := etcdWorst(t, res, "leader"); st == verify.StatusOK || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	for _, r := range res {
-		if r.Status != StatusOK {
+		if r.Status != verify.StatusOK {
 			t.Errorf("[%s] %s: %s", r.Status, r.Check, r.Msg)
 		}
 	}
@@ -85,7 +86,7 @@ func TestEtcdLayerFixture(t *testing.T) {
 		t.Errorf("layer took %s with NetTimeout %s", el, env.NetTimeout)
 	}
 	st, msg := etcdWorst(t, res, "endpoint_status")
-	if st != StatusFail || !strings.Contains(msg, "etcd endpoint https://10.10.0.11:2379") || !strings.Contains(msg, "etcd endpoint https://127.0.0.1:2379") {
+	if st != verify.StatusFail || !strings.Contains(msg, "etcd endpoint https://10.10.0.11:2379") || !strings.Contains(msg, "etcd endpoint https://127.0.0.1:2379") {
 		t.Errorf("stopped cluster: [%s] %s", st, msg)
 	}
 }

@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/verify"
 )
 
 // Broken, hostile or half-written node files give results naming the node
@@ -71,7 +72,7 @@ func TestNodeLayersBadInput(t *testing.T) {
 				t.Errorf("%s: no message with %q in:\n%s", layer, m, strings.Join(all, "\n"))
 			}
 		}
-		if lr.Status != StatusFail && lr.Status != StatusError {
+		if lr.Status != verify.StatusFail && lr.Status != verify.StatusError {
 			t.Errorf("%s: status %s", layer, lr.Status)
 		}
 	}

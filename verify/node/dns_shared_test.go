@@ -1,6 +1,6 @@
 //go:build shared
 
-package verify
+package node
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/verify"
 )
 
 // TestDNSLayerFixture checks the DNS files of the kubespray v2.31.0 node1
@@ -23,7 +24,7 @@ func TestDNSLayerFixture(t *testing.T) {
 	nodelocal := testharness.StartDNS(t, "127.0.0.1", name, "10.233.0.1", false)
 	coredns := testharness.StartDNS(t, "127.0.0.2", name, "10.233.0.1", false)
 	env := &Env{
-		Root: root, Host: "node1", Now: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC), NetTimeout: time.Second,
+		FS: verify.FS{Root: root}, Host: "node1", Now: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC), NetTimeout: time.Second,
 		Options: Options{Groups: []string{"kube_control_plane", "etcd", "k8s_cluster"}, EnableNodelocaldns: true,
 			NodelocaldnsIP: "169.254.25.10", KubeServiceAddresses: "10.233.0.0/18", DNSDomain: "cluster.local",
 			DNSMode: "coredns", ResolvconfMode: "host_resolvconf"},
@@ -36,11 +37,11 @@ func TestDNSLayerFixture(t *testing.T) {
 	for _, r := range res {
 		switch {
 		case r.Check == "pod_resolv_conf":
-			if r.Status != StatusWarn || !strings.Contains(r.Msg, "loop risk: /run/systemd/resolve/resolv.conf") ||
+			if r.Status != verify.StatusWarn || !strings.Contains(r.Msg, "loop risk: /run/systemd/resolve/resolv.conf") ||
 				!strings.Contains(r.Msg, "besides 10.10.0.1") || !strings.Contains(r.Remediation, "set upstream_dns_servers") {
 				t.Errorf("pod_resolv_conf: [%s] %s (%s)", r.Status, r.Msg, r.Remediation)
 			}
-		case r.Status != StatusOK:
+		case r.Status != verify.StatusOK:
 			t.Errorf("false alarm on the healthy fixture: [%s] %s: %s", r.Status, r.Check, r.Msg)
 		}
 	}
@@ -54,7 +55,7 @@ func TestDNSLayerFixture(t *testing.T) {
 	env.Options.UpstreamDNSServers = []string{"10.10.0.1"}
 	res, _, _ = dnsLayer{}.Check(context.Background(), env)
 	for _, r := range res {
-		if r.Status != StatusOK {
+		if r.Status != verify.StatusOK {
 			t.Errorf("with upstream_dns_servers: [%s] %s: %s", r.Status, r.Check, r.Msg)
 		}
 	}

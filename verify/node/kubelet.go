@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // The kubelet layer reads /etc/kubernetes/kubelet-config.yaml (kubespray
@@ -55,7 +57,7 @@ func ParseKubeletConfig(file string, data []byte) (*KubeletConfig, error) {
 
 // LoadKubeletConfig reads and parses the node's kubelet-config.yaml.
 func LoadKubeletConfig(env *Env) (*KubeletConfig, error) {
-	data, err := nodeRead(env, KubeletConfigPath)
+	data, err := env.Read(KubeletConfigPath)
 	if err != nil {
 		return nil, err
 	}
@@ -82,17 +84,17 @@ func ParseResolvConf(data []byte) []string {
 	return out
 }
 
-func (kubeletLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
+func (kubeletLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
 	o := env.Options
 	host := hostName(env)
 	if len(o.Groups) > 0 && !o.InGroup("kube_control_plane") && !o.InGroup("kube_node") {
-		return nil, nil, fmt.Errorf("%w: %s is not a Kubernetes node (kube_control_plane / kube_node)", ErrNotApplicable, host)
+		return nil, nil, fmt.Errorf("%w: %s is not a Kubernetes node (kube_control_plane / kube_node)", verify.ErrNotApplicable, host)
 	}
 	f := &KubeletFacts{ConfigPath: KubeletConfigPath, ResolvConfNameservers: []string{}}
 	rerun := "re-run kubespray's cluster.yml for this host (roles/kubernetes/node renders " + KubeletConfigPath + ")"
 	kc, err := LoadKubeletConfig(env)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []Result{{Check: "config", Status: StatusFail,
+		return []verify.Result{{Check: "config", Status: verify.StatusFail,
 			Msg: fmt.Sprintf("%s is missing on %s", KubeletConfigPath, host), Remediation: rerun}}, f, nil
 	}
 	if err != nil {
@@ -101,31 +103,31 @@ func (kubeletLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 		if errors.As(err, &pe) {
 			msg = fmt.Sprintf("%s on %s cannot be read: %v", KubeletConfigPath, host, pe.Err)
 		}
-		return []Result{{Check: "config", Status: StatusFail, Msg: msg, Remediation: rerun}}, f, nil
+		return []verify.Result{{Check: "config", Status: verify.StatusFail, Msg: msg, Remediation: rerun}}, f, nil
 	}
 	f.Config = kc
-	var results []Result
+	var results []verify.Result
 	if o.DNSDomain != "" {
 		if kc.ClusterDomain == o.DNSDomain {
-			results = append(results, Result{Check: "cluster_domain", Status: StatusOK, Msg: "clusterDomain is dns_domain " + o.DNSDomain})
+			results = append(results, verify.Result{Check: "cluster_domain", Status: verify.StatusOK, Msg: "clusterDomain is dns_domain " + o.DNSDomain})
 		} else {
-			results = append(results, Result{Check: "cluster_domain", Status: StatusFail,
+			results = append(results, verify.Result{Check: "cluster_domain", Status: verify.StatusFail,
 				Msg:      fmt.Sprintf("%s on %s has clusterDomain %q but dns_domain is %q", KubeletConfigPath, host, kc.ClusterDomain, o.DNSDomain),
 				Expected: o.DNSDomain, Actual: kc.ClusterDomain,
 				Remediation: "dns_domain cannot change after install: set it back to " + fmt.Sprintf("%q", kc.ClusterDomain) + " in the inventory, or re-run cluster.yml if the kubelet config is the stale one"})
 		}
 	}
 	if kc.CgroupDriver == "" {
-		results = append(results, Result{Check: "cgroup_driver", Status: StatusWarn,
+		results = append(results, verify.Result{Check: "cgroup_driver", Status: verify.StatusWarn,
 			Msg: fmt.Sprintf("%s on %s sets no cgroupDriver (kubelet then uses cgroupfs, which must match the container runtime)", KubeletConfigPath, host), Remediation: rerun})
 	} else {
-		results = append(results, Result{Check: "cgroup_driver", Status: StatusOK, Msg: "cgroupDriver " + kc.CgroupDriver})
+		results = append(results, verify.Result{Check: "cgroup_driver", Status: verify.StatusOK, Msg: "cgroupDriver " + kc.CgroupDriver})
 	}
 	if ca := kc.Authentication.X509.ClientCAFile; ca != "" {
-		if nodeExists(env, ca) {
-			results = append(results, Result{Check: "client_ca_file", Status: StatusOK, Msg: "clientCAFile " + ca + " present"})
+		if env.Exists(ca) {
+			results = append(results, verify.Result{Check: "client_ca_file", Status: verify.StatusOK, Msg: "clientCAFile " + ca + " present"})
 		} else {
-			results = append(results, Result{Check: "client_ca_file", Status: StatusFail,
+			results = append(results, verify.Result{Check: "client_ca_file", Status: verify.StatusFail,
 				Msg: fmt.Sprintf("kubelet's clientCAFile %s is missing on %s", ca, host), Remediation: rerun})
 		}
 	}
@@ -136,11 +138,11 @@ func (kubeletLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 	if rc == "" {
 		rc = "/etc/resolv.conf"
 	}
-	data, err := nodeRead(env, rc)
+	data, err := env.Read(rc)
 	switch {
 	case err != nil:
-		results = append(results, Result{Check: "resolv_conf", Status: StatusFail,
-			Msg:         fmt.Sprintf("kubelet's resolvConf %s cannot be read on %s: %v", rc, host, nodeErr(err)),
+		results = append(results, verify.Result{Check: "resolv_conf", Status: verify.StatusFail,
+			Msg:         fmt.Sprintf("kubelet's resolvConf %s cannot be read on %s: %v", rc, host, verify.PathErr(err)),
 			Remediation: "set kube_resolv_conf to a resolv.conf that exists (on systemd-resolved hosts /run/systemd/resolve/resolv.conf) and re-run cluster.yml"})
 	default:
 		f.ResolvConfNameservers = ParseResolvConf(data)
@@ -152,16 +154,16 @@ func (kubeletLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) 
 		}
 		switch {
 		case len(loop) > 0:
-			results = append(results, Result{Check: "resolv_conf", Status: StatusFail,
+			results = append(results, verify.Result{Check: "resolv_conf", Status: verify.StatusFail,
 				Msg: fmt.Sprintf("kubelet's resolvConf %s on %s lists loopback nameserver %s, which pods (and CoreDNS forwarding to it) cannot reach: DNS loops or times out",
 					rc, host, strings.Join(loop, ", ")),
 				Expected: "no loopback nameserver", Actual: f.ResolvConfNameservers,
 				Remediation: "point kube_resolv_conf at the file with the real upstream servers (on systemd-resolved hosts /run/systemd/resolve/resolv.conf, not the 127.0.0.53 stub), or set upstream_dns_servers, then re-run cluster.yml"})
 		case len(f.ResolvConfNameservers) == 0:
-			results = append(results, Result{Check: "resolv_conf", Status: StatusWarn,
+			results = append(results, verify.Result{Check: "resolv_conf", Status: verify.StatusWarn,
 				Msg: fmt.Sprintf("kubelet's resolvConf %s on %s lists no nameserver", rc, host), Remediation: "set upstream_dns_servers or fix the host resolver, then re-run cluster.yml"})
 		default:
-			results = append(results, Result{Check: "resolv_conf", Status: StatusOK,
+			results = append(results, verify.Result{Check: "resolv_conf", Status: verify.StatusOK,
 				Msg: fmt.Sprintf("resolvConf %s nameservers %s", rc, strings.Join(f.ResolvConfNameservers, ", "))})
 		}
 	}

@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/verify"
 )
 
 func TestParseEtcdEnv(t *testing.T) {
@@ -166,7 +167,7 @@ func etcdWriteEnv(t *testing.T, root, content string) {
 
 func etcdTestEnv(root string, members []string, addr map[string]string, timeout time.Duration) *Env {
 	return &Env{
-		Root: root, Host: "node1", Now: etcdTestNow, NetTimeout: timeout, LayerTimeout: 30 * time.Second,
+		FS: verify.FS{Root: root}, Host: "node1", Now: etcdTestNow, NetTimeout: timeout, LayerTimeout: 30 * time.Second,
 		Options: Options{Groups: []string{"etcd", "kube_control_plane", "k8s_cluster"}, EtcdMembers: members},
 		AddrMap: addr, Systemd: etcdRunning,
 	}
@@ -193,7 +194,7 @@ func TestEtcdLayerLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range res {
-			if r.Status != StatusOK {
+			if r.Status != verify.StatusOK {
 				t.Errorf("[%s] %s: %s", r.Status, r.Check, r.Msg)
 			}
 		}
@@ -244,14 +245,14 @@ func TestEtcdLayerLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, msg := etcdWorst(t, res, "members")
-		if st != StatusFail || !strings.Contains(msg, "etcd2 (https://10.10.0.12:2380) is in ETCD_INITIAL_CLUSTER but not a started member") ||
+		if st != verify.StatusFail || !strings.Contains(msg, "etcd2 (https://10.10.0.12:2380) is in ETCD_INITIAL_CLUSTER but not a started member") ||
 			!strings.Contains(msg, "the cluster has 1 member(s), the inventory's etcd group 3") {
 			t.Errorf("members: [%s] %s", st, msg)
 		}
-		if st, msg := etcdWorst(t, res, "initial_cluster"); st != StatusOK {
+		if st, msg := etcdWorst(t, res, "initial_cluster"); st != verify.StatusOK {
 			t.Errorf("initial_cluster: [%s] %s", st, msg)
 		}
-		if st, _ := etcdWorst(t, res, "endpoint_status"); st != StatusOK {
+		if st, _ := etcdWorst(t, res, "endpoint_status"); st != verify.StatusOK {
 			t.Errorf("endpoint_status: %s", etcdDump(res))
 		}
 	})
@@ -275,19 +276,19 @@ func TestEtcdLayerLive(t *testing.T) {
 		}
 		for i, want := range []string{"https://127.0.0.1:2379", "https://10.10.0.11:2379"} {
 			r := eps[i]
-			if r.Status != StatusFail || !strings.Contains(r.Msg, "etcd endpoint "+want+" (dialed "+live+")") ||
+			if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "etcd endpoint "+want+" (dialed "+live+")") ||
 				!strings.Contains(r.Msg, "connection refused") || !strings.Contains(r.Remediation, "systemctl status etcd") {
 				t.Errorf("endpoint %s: [%s] %s (%s)", want, r.Status, r.Msg, r.Remediation)
 			}
 		}
 		for _, c := range []string{"members", "leader"} {
-			if st, msg := etcdWorst(t, res, c); st != StatusFail {
+			if st, msg := etcdWorst(t, res, c); st != verify.StatusFail {
 				t.Errorf("%s: [%s] %s", c, st, msg)
 			}
 		}
 		// Local checks still pass: the fault is the server, not the files.
 		for _, c := range []string{"env_file", "member_certificate", "admin_certificate", "service"} {
-			if st, msg := etcdWorst(t, res, c); st != StatusOK {
+			if st, msg := etcdWorst(t, res, c); st != verify.StatusOK {
 				t.Errorf("%s: [%s] %s", c, st, msg)
 			}
 		}
@@ -335,7 +336,7 @@ func TestEtcdLayerHang(t *testing.T) {
 		t.Errorf("layer took %s with NetTimeout %s", elapsed, env.NetTimeout)
 	}
 	for _, r := range etcdResults(res)["endpoint_status"] {
-		if r.Status != StatusFail || !strings.Contains(r.Msg, "TLS connection failed within 700ms") {
+		if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "TLS connection failed within 700ms") {
 			t.Errorf("[%s] %s", r.Status, r.Msg)
 		}
 	}
@@ -360,14 +361,14 @@ func TestEtcdLayerLocalFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, msg := etcdWorst(t, res, "admin_certificate"); st != StatusFail || !strings.Contains(msg, `CN is "etcd-admin-node2", this host's is "etcd-admin-node1"`) {
+		if st, msg := etcdWorst(t, res, "admin_certificate"); st != verify.StatusFail || !strings.Contains(msg, `CN is "etcd-admin-node2", this host's is "etcd-admin-node1"`) {
 			t.Errorf("admin: [%s] %s", st, msg)
 		}
-		if st, msg := etcdWorst(t, res, "member_certificate"); st != StatusFail || !strings.Contains(msg, "key /etc/ssl/etcd/ssl/member-node1-key.pem does not belong to this certificate") {
+		if st, msg := etcdWorst(t, res, "member_certificate"); st != verify.StatusFail || !strings.Contains(msg, "key /etc/ssl/etcd/ssl/member-node1-key.pem does not belong to this certificate") {
 			t.Errorf("member: [%s] %s", st, msg)
 		}
 		for _, r := range res {
-			if r.Status == StatusFail && r.Remediation == "" {
+			if r.Status == verify.StatusFail && r.Remediation == "" {
 				t.Errorf("fail without remediation: %s %s", r.Check, r.Msg)
 			}
 		}
@@ -388,17 +389,17 @@ func TestEtcdLayerLocalFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, msg := etcdWorst(t, res, "member_certificate"); st != StatusFail || !strings.Contains(msg, "not signed by the etcd CA") {
+		if st, msg := etcdWorst(t, res, "member_certificate"); st != verify.StatusFail || !strings.Contains(msg, "not signed by the etcd CA") {
 			t.Errorf("member: [%s] %s", st, msg)
 		}
 		if err := os.Remove(filepath.Join(ssl, "ca.pem")); err != nil {
 			t.Fatal(err)
 		}
 		res, _, _ = etcdLayer{}.Check(context.Background(), etcdTestEnv(root, []string{"node1"}, addr, 300*time.Millisecond))
-		if st, msg := etcdWorst(t, res, "ca_certificate"); st != StatusFail || !strings.Contains(msg, "etcd CA /etc/ssl/etcd/ssl/ca.pem: no such file or directory") {
+		if st, msg := etcdWorst(t, res, "ca_certificate"); st != verify.StatusFail || !strings.Contains(msg, "etcd CA /etc/ssl/etcd/ssl/ca.pem: no such file or directory") {
 			t.Errorf("ca: [%s] %s", st, msg)
 		}
-		if st, msg := etcdWorst(t, res, "endpoint_status"); st != StatusFail || !strings.Contains(msg, "live etcd checks skipped") {
+		if st, msg := etcdWorst(t, res, "endpoint_status"); st != verify.StatusFail || !strings.Contains(msg, "live etcd checks skipped") {
 			t.Errorf("endpoint_status: [%s] %s", st, msg)
 		}
 	})
@@ -407,17 +408,17 @@ func TestEtcdLayerLocalFaults(t *testing.T) {
 		root, _ := etcdTestNode(t, "etcd1=https://10.10.0.11:2380,etcd2=https://10.10.0.12:2380,etcd3=https://10.10.0.13:2380")
 		env := etcdTestEnv(root, []string{"node2", "node1", "node3"}, addr, 300*time.Millisecond)
 		res, _, _ := etcdLayer{}.Check(context.Background(), env)
-		if st, msg := etcdWorst(t, res, "member_name"); st != StatusFail || !strings.Contains(msg, `/etc/etcd.env:12: ETCD_NAME is "etcd1" but node1 is etcd member "etcd2"`) {
+		if st, msg := etcdWorst(t, res, "member_name"); st != verify.StatusFail || !strings.Contains(msg, `/etc/etcd.env:12: ETCD_NAME is "etcd1" but node1 is etcd member "etcd2"`) {
 			t.Errorf("member_name: [%s] %s", st, msg)
 		}
 		env.Options.EtcdMemberName = "etcd1"
 		res, _, _ = etcdLayer{}.Check(context.Background(), env)
-		if st, msg := etcdWorst(t, res, "member_name"); st != StatusOK {
+		if st, msg := etcdWorst(t, res, "member_name"); st != verify.StatusOK {
 			t.Errorf("member_name with etcd_member_name: [%s] %s", st, msg)
 		}
 		env.Options.EtcdMembers = []string{"node1", "node2"}
 		res, _, _ = etcdLayer{}.Check(context.Background(), env)
-		if st, msg := etcdWorst(t, res, "initial_cluster"); st != StatusFail || !strings.Contains(msg, "names 3 member(s) (etcd1, etcd2, etcd3) but the inventory's etcd group has 2 (node1, node2)") {
+		if st, msg := etcdWorst(t, res, "initial_cluster"); st != verify.StatusFail || !strings.Contains(msg, "names 3 member(s) (etcd1, etcd2, etcd3) but the inventory's etcd group has 2 (node1, node2)") {
 			t.Errorf("initial_cluster: [%s] %s", st, msg)
 		}
 	})
@@ -429,7 +430,7 @@ func TestEtcdLayerLocalFaults(t *testing.T) {
 		etcdWriteEnv(t, root, strings.ReplaceAll(string(b), "ETCDCTL_ENDPOINTS=https://", "ETCDCTL_ENDPOINTS=http://"))
 		res, _, _ := etcdLayer{}.Check(context.Background(), env)
 		r := etcdResults(res)["endpoint_status"][0]
-		if r.Status != StatusFail || !strings.HasPrefix(r.Msg, "etcd endpoint http://127.0.0.1:2379 (dialed "+closed+"): connection failed within 300ms") {
+		if r.Status != verify.StatusFail || !strings.HasPrefix(r.Msg, "etcd endpoint http://127.0.0.1:2379 (dialed "+closed+"): connection failed within 300ms") {
 			t.Errorf("[%s] %s", r.Status, r.Msg)
 		}
 	})
@@ -437,7 +438,7 @@ func TestEtcdLayerLocalFaults(t *testing.T) {
 	t.Run("env file missing", func(t *testing.T) {
 		root := t.TempDir()
 		res, _, _ := etcdLayer{}.Check(context.Background(), etcdTestEnv(root, []string{"node1"}, addr, 300*time.Millisecond))
-		if st, msg := etcdWorst(t, res, "env_file"); st != StatusFail || !strings.Contains(msg, "cannot read /etc/etcd.env: no such file or directory") {
+		if st, msg := etcdWorst(t, res, "env_file"); st != verify.StatusFail || !strings.Contains(msg, "cannot read /etc/etcd.env: no such file or directory") {
 			t.Errorf("env_file: [%s] %s", st, msg)
 		}
 	})
@@ -446,15 +447,15 @@ func TestEtcdLayerLocalFaults(t *testing.T) {
 		root, _ := etcdTestNode(t, cluster)
 		for _, tc := range []struct {
 			name    string
-			sd      Systemd
-			status  Status
+			sd      verify.Systemd
+			status  verify.Status
 			msgPart string
 		}{
-			{"absent", nil, StatusWarn, "systemd is absent on this host"},
-			{"inactive", fakeSystemd{"etcd.service": {"LoadState": "loaded", "ActiveState": "failed", "SubState": "failed", "UnitFileState": "enabled"}}, StatusFail, "ActiveState=failed (want active), SubState=failed (want running)"},
-			{"disabled", fakeSystemd{"etcd.service": {"LoadState": "loaded", "ActiveState": "active", "SubState": "running", "UnitFileState": "disabled"}}, StatusFail, "UnitFileState=disabled (want enabled)"},
-			{"not installed", fakeSystemd{}, StatusFail, "etcd.service is not installed (LoadState=not-found)"},
-			{"running", etcdRunning, StatusOK, "enabled, active and running (MainPID 4242)"},
+			{"absent", nil, verify.StatusWarn, "systemd is absent on this host"},
+			{"inactive", fakeSystemd{"etcd.service": {"LoadState": "loaded", "ActiveState": "failed", "SubState": "failed", "UnitFileState": "enabled"}}, verify.StatusFail, "ActiveState=failed (want active), SubState=failed (want running)"},
+			{"disabled", fakeSystemd{"etcd.service": {"LoadState": "loaded", "ActiveState": "active", "SubState": "running", "UnitFileState": "disabled"}}, verify.StatusFail, "UnitFileState=disabled (want enabled)"},
+			{"not installed", fakeSystemd{}, verify.StatusFail, "etcd.service is not installed (LoadState=not-found)"},
+			{"running", etcdRunning, verify.StatusOK, "enabled, active and running (MainPID 4242)"},
 		} {
 			env := etcdTestEnv(root, []string{"node1"}, addr, 300*time.Millisecond)
 			env.Systemd = tc.sd
@@ -467,13 +468,13 @@ func TestEtcdLayerLocalFaults(t *testing.T) {
 }
 
 func TestEtcdLayerApplicability(t *testing.T) {
-	env := &Env{Root: t.TempDir(), Host: "node4", Now: etcdTestNow, Options: Options{Groups: []string{"kube_node", "k8s_cluster"}}}
+	env := &Env{FS: verify.FS{Root: t.TempDir()}, Host: "node4", Now: etcdTestNow, Options: Options{Groups: []string{"kube_node", "k8s_cluster"}}}
 	rep, err := Run(context.Background(), env, []string{"etcd"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lr := rep.Layers["etcd"]
-	if lr.Status != StatusSkipped || len(lr.Results) != 1 || !strings.Contains(lr.Results[0].Msg, "node4 is not in the etcd group") {
+	if lr.Status != verify.StatusSkipped || len(lr.Results) != 1 || !strings.Contains(lr.Results[0].Msg, "node4 is not in the etcd group") {
 		t.Errorf("etcd layer on a worker: %+v", lr)
 	}
 }
@@ -511,16 +512,16 @@ spec:
 			t.Fatal(err)
 		}
 	}
-	env := &Env{Root: root, Host: "node1", Now: etcdTestNow, Options: Options{Groups: []string{"etcd"}, EtcdDeploymentType: "kubeadm"}}
+	env := &Env{FS: verify.FS{Root: root}, Host: "node1", Now: etcdTestNow, Options: Options{Groups: []string{"etcd"}, EtcdDeploymentType: "kubeadm"}}
 
 	res, _, _ := etcdLayer{}.Check(context.Background(), env)
-	if st, msg := etcdWorst(t, res, "static_pod_manifest"); st != StatusFail || !strings.Contains(msg, "cannot read /etc/kubernetes/manifests/etcd.yaml") {
+	if st, msg := etcdWorst(t, res, "static_pod_manifest"); st != verify.StatusFail || !strings.Contains(msg, "cannot read /etc/kubernetes/manifests/etcd.yaml") {
 		t.Errorf("missing manifest: [%s] %s", st, msg)
 	}
 
 	write("etc/kubernetes/manifests/etcd.yaml", manifest)
 	res, _, _ = etcdLayer{}.Check(context.Background(), env)
-	if st, msg := etcdWorst(t, res, "static_pod_manifest"); st != StatusFail || !strings.Contains(msg, "--cert-file=/etc/kubernetes/ssl/etcd/server.crt: no such file or directory") {
+	if st, msg := etcdWorst(t, res, "static_pod_manifest"); st != verify.StatusFail || !strings.Contains(msg, "--cert-file=/etc/kubernetes/ssl/etcd/server.crt: no such file or directory") {
 		t.Errorf("missing certs: [%s] %s", st, msg)
 	}
 
@@ -528,10 +529,10 @@ spec:
 		write("etc/kubernetes/ssl/etcd/"+f, "x")
 	}
 	res, facts, _ := etcdLayer{}.Check(context.Background(), env)
-	if st, msg := etcdWorst(t, res, "static_pod_manifest"); st != StatusOK || !strings.Contains(msg, "registry.k8s.io/etcd:3.6.10-0 with --data-dir=/var/lib/etcd") {
+	if st, msg := etcdWorst(t, res, "static_pod_manifest"); st != verify.StatusOK || !strings.Contains(msg, "registry.k8s.io/etcd:3.6.10-0 with --data-dir=/var/lib/etcd") {
 		t.Errorf("healthy manifest: [%s] %s", st, msg)
 	}
-	if st, msg := etcdWorst(t, res, "deployment_type"); st != StatusOK || !strings.Contains(msg, "etcd_deployment_type is kubeadm") {
+	if st, msg := etcdWorst(t, res, "deployment_type"); st != verify.StatusOK || !strings.Contains(msg, "etcd_deployment_type is kubeadm") {
 		t.Errorf("deployment_type: [%s] %s", st, msg)
 	}
 	if f := facts.(*EtcdFacts); f.Manifest.Flags["trusted-ca-file"] != "/etc/kubernetes/ssl/etcd/ca.crt" {
@@ -540,7 +541,7 @@ spec:
 
 	write("etc/kubernetes/manifests/etcd.yaml", "spec: [unclosed\n")
 	res, _, _ = etcdLayer{}.Check(context.Background(), env)
-	if st, msg := etcdWorst(t, res, "static_pod_manifest"); st != StatusFail || !strings.Contains(msg, "etcd.yaml: yaml:") {
+	if st, msg := etcdWorst(t, res, "static_pod_manifest"); st != verify.StatusFail || !strings.Contains(msg, "etcd.yaml: yaml:") {
 		t.Errorf("bad yaml: [%s] %s", st, msg)
 	}
 }

@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // etcdTestNow is the Env.Now of the etcd tests; the generated certificates
@@ -160,7 +162,7 @@ ETCDCTL_CERT=%[5]s/admin-%[1]s.pem
 `, host, name, ip, initialCluster, d)
 }
 
-// fakeSystemd is a Systemd answering from a table (unit -> properties).
+// fakeSystemd is a verify.Systemd answering from a table (unit -> properties).
 type fakeSystemd map[string]map[string]string
 
 func (f fakeSystemd) Show(_ context.Context, unit string) (map[string]string, error) {
@@ -176,8 +178,8 @@ var etcdRunning = fakeSystemd{"etcd.service": {
 }}
 
 // etcdResults indexes results by check name (several per check possible).
-func etcdResults(res []Result) map[string][]Result {
-	m := map[string][]Result{}
+func etcdResults(res []verify.Result) map[string][]verify.Result {
+	m := map[string][]verify.Result{}
 	for _, r := range res {
 		m[r.Check] = append(m[r.Check], r)
 	}
@@ -185,22 +187,22 @@ func etcdResults(res []Result) map[string][]Result {
 }
 
 // etcdWorst is the worst status among the results of check.
-func etcdWorst(t testing.TB, res []Result, check string) (Status, string) {
+func etcdWorst(t testing.TB, res []verify.Result, check string) (verify.Status, string) {
 	t.Helper()
 	rs := etcdResults(res)[check]
 	if len(rs) == 0 {
 		t.Fatalf("no %q result in %s", check, etcdDump(res))
 	}
-	st := StatusOK
+	st := verify.StatusOK
 	var msgs []string
 	for _, r := range rs {
-		st = Worse(st, r.Status)
+		st = verify.Worse(st, r.Status)
 		msgs = append(msgs, r.Msg)
 	}
 	return st, strings.Join(msgs, " | ")
 }
 
-func etcdDump(res []Result) string {
+func etcdDump(res []verify.Result) string {
 	var b strings.Builder
 	for _, r := range res {
 		fmt.Fprintf(&b, "\n  [%s] %s: %s", r.Status, r.Check, r.Msg)

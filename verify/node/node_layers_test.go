@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/verify"
 )
 
 // now is the moment the test trees are made; every check passes it in.
@@ -33,10 +34,10 @@ func buildTree(t *testing.T, cfg testharness.Config) *testharness.Tree {
 func testEnv(tr *testharness.Tree, now time.Time) *Env {
 	o := Options{Groups: []string{"etcd", "kube_control_plane", "k8s_cluster"}, EtcdMembers: tr.Config.Hosts}
 	o.Defaults()
-	return &Env{Root: tr.Root, Host: tr.Config.Host, Now: now, Options: o, NetTimeout: time.Second}
+	return &Env{FS: verify.FS{Root: tr.Root}, Host: tr.Config.Host, Now: now, Options: o, NetTimeout: time.Second}
 }
 
-func runCerts(t *testing.T, env *Env) ([]Result, *CertificatesFacts) {
+func runCerts(t *testing.T, env *Env) ([]verify.Result, *CertificatesFacts) {
 	t.Helper()
 	res, facts, err := certificatesLayer{}.Check(context.Background(), env)
 	if err != nil {
@@ -54,10 +55,10 @@ func findCert(f *CertificatesFacts, p string) *CertInfo {
 	return nil
 }
 
-func failed(res []Result) []Result {
-	var out []Result
+func failed(res []verify.Result) []verify.Result {
+	var out []verify.Result
 	for _, r := range res {
-		if r.Status == StatusFail || r.Status == StatusError {
+		if r.Status == verify.StatusFail || r.Status == verify.StatusError {
 			out = append(out, r)
 		}
 	}
@@ -130,7 +131,7 @@ func TestCertificatesThresholdsAndChains(t *testing.T) {
 	must(t, tr.WriteFile("/etc/ssl/etcd/ssl/node-node1-key.pem", k2, 0o600))
 
 	res, f := runCerts(t, testEnv(tr, testNow))
-	check := func(p string, st Status, problem string) {
+	check := func(p string, st verify.Status, problem string) {
 		t.Helper()
 		c := findCert(f, p)
 		if c == nil {
@@ -140,15 +141,15 @@ func TestCertificatesThresholdsAndChains(t *testing.T) {
 			t.Errorf("%s: status %s problems %q, want %s with %q", p, c.Status, c.Problems, st, problem)
 		}
 	}
-	check("/etc/kubernetes/ssl/apiserver.crt", StatusFail, "expired on")
-	check("/etc/kubernetes/ssl/front-proxy-client.crt", StatusWarn, "in 20 days (warn below 30)")
-	check("/etc/ssl/etcd/ssl/member-node1.pem", StatusFail, "in 3 days (fail below 7)")
-	check("/etc/ssl/etcd/ssl/admin-node1.pem", StatusFail, "mis-chained")
-	check("/etc/ssl/etcd/ssl/node-node1.pem", StatusFail, "does not belong")
+	check("/etc/kubernetes/ssl/apiserver.crt", verify.StatusFail, "expired on")
+	check("/etc/kubernetes/ssl/front-proxy-client.crt", verify.StatusWarn, "in 20 days (warn below 30)")
+	check("/etc/ssl/etcd/ssl/member-node1.pem", verify.StatusFail, "in 3 days (fail below 7)")
+	check("/etc/ssl/etcd/ssl/admin-node1.pem", verify.StatusFail, "mis-chained")
+	check("/etc/ssl/etcd/ssl/node-node1.pem", verify.StatusFail, "does not belong")
 	if c := findCert(f, "/etc/kubernetes/ssl/apiserver.crt"); !c.Expired || c.DaysLeft != -1 {
 		t.Errorf("apiserver expired=%v days_left=%d", c.Expired, c.DaysLeft)
 	}
-	if fi := f.Families[FamilyEtcdScript]; fi.EarliestPath != "/etc/ssl/etcd/ssl/member-node1.pem" || fi.DaysLeft != 3 || fi.Status != StatusFail {
+	if fi := f.Families[FamilyEtcdScript]; fi.EarliestPath != "/etc/ssl/etcd/ssl/member-node1.pem" || fi.DaysLeft != 3 || fi.Status != verify.StatusFail {
 		t.Errorf("etcd family: %+v", fi)
 	}
 	var remedies []string
@@ -165,7 +166,7 @@ func TestCertificatesThresholdsAndChains(t *testing.T) {
 	}
 	// Judged 10 days later, the 20-day cert is now within fail? no: 10 left -> warn; the 3-day one expired.
 	_, f2 := runCerts(t, testEnv(tr, testNow.Add(10*24*time.Hour)))
-	if c := findCert(f2, "/etc/kubernetes/ssl/front-proxy-client.crt"); c.Status != StatusWarn || c.DaysLeft != 10 {
+	if c := findCert(f2, "/etc/kubernetes/ssl/front-proxy-client.crt"); c.Status != verify.StatusWarn || c.DaysLeft != 10 {
 		t.Errorf("10 days later: %+v", c)
 	}
 	if c := findCert(f2, "/etc/ssl/etcd/ssl/member-node1.pem"); !c.Expired {
@@ -190,10 +191,10 @@ func TestCertificatesMissingAndBroken(t *testing.T) {
 	}
 	var sawMissing, sawParse bool
 	for _, r := range res {
-		if r.Check == "present:/etc/ssl/etcd/ssl/member-node1.pem" && r.Status == StatusFail && strings.Contains(r.Remediation, "make-ssl-etcd.sh on node1") {
+		if r.Check == "present:/etc/ssl/etcd/ssl/member-node1.pem" && r.Status == verify.StatusFail && strings.Contains(r.Remediation, "make-ssl-etcd.sh on node1") {
 			sawMissing = true
 		}
-		if strings.HasPrefix(r.Check, "parse:/etc/kubernetes/ssl/front-proxy-client.crt") && r.Status == StatusFail {
+		if strings.HasPrefix(r.Check, "parse:/etc/kubernetes/ssl/front-proxy-client.crt") && r.Status == verify.StatusFail {
 			sawParse = true
 		}
 	}
@@ -212,7 +213,7 @@ func TestCertificatesRSAAndNoKeyMaterial(t *testing.T) {
 	must(t, err)
 	out, err := json.Marshal(rep)
 	must(t, err)
-	if rep.Layers["certificates"].Status != StatusOK {
+	if rep.Layers["certificates"].Status != verify.StatusOK {
 		t.Fatalf("certificates: %+v", rep.Layers["certificates"])
 	}
 	tr.AssertNoSecrets(t, string(out))
@@ -352,7 +353,7 @@ func TestAddonsLayer(t *testing.T) {
 
 	// A release build uses -trimpath, so the build information keeps no
 	// -ldflags: the version then comes from `helm version --short` through
-	// the Cmder seam, and only when there is one.
+	// the verify.Cmder seam, and only when there is one.
 	cmd = exec.Command("go", "build", "-trimpath", "-o", tr.Path("/usr/local/bin/helm"), "-ldflags", "-X helm.sh/helm/v3/internal/version.version=v3.17.3", ".")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
@@ -382,7 +383,7 @@ type addonsFakeCmder struct {
 	calls []string
 }
 
-func (f *addonsFakeCmder) Command(_ context.Context, name string, args ...string) Cmd {
+func (f *addonsFakeCmder) Command(_ context.Context, name string, args ...string) verify.Cmd {
 	f.calls = append(f.calls, strings.Join(append([]string{name}, args...), " "))
 	return addonsFakeCmd(f.out)
 }

@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // The certificates layer reads every certificate kubespray leaves on a
@@ -88,19 +90,19 @@ type CertInfo struct {
 	Chained  bool   `json:"chained"`
 	// KeyFile is where the private key is expected; KeyMatch is nil when no
 	// key is there (or it cannot be parsed), else whether it matches.
-	KeyFile  string   `json:"key_file,omitempty"`
-	KeyMatch *bool    `json:"key_match"`
-	Status   Status   `json:"status"`
-	Problems []string `json:"problems,omitempty"`
+	KeyFile  string        `json:"key_file,omitempty"`
+	KeyMatch *bool         `json:"key_match"`
+	Status   verify.Status `json:"status"`
+	Problems []string      `json:"problems,omitempty"`
 }
 
 // FamilyInfo summarises one family.
 type FamilyInfo struct {
-	Count          int       `json:"count"`
-	EarliestExpiry time.Time `json:"earliest_expiry"`
-	EarliestPath   string    `json:"earliest_path"`
-	DaysLeft       int       `json:"days_left"`
-	Status         Status    `json:"status"`
+	Count          int           `json:"count"`
+	EarliestExpiry time.Time     `json:"earliest_expiry"`
+	EarliestPath   string        `json:"earliest_path"`
+	DaysLeft       int           `json:"days_left"`
+	Status         verify.Status `json:"status"`
 }
 
 // CertificatesFacts are the certificates layer's facts.
@@ -130,16 +132,16 @@ type caRef struct {
 	cert *x509.Certificate
 }
 
-func (certificatesLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
+func (certificatesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
 	o := env.Options
 	f := &CertificatesFacts{Now: env.Now.UTC(), WarnDays: o.CertWarnDays, FailDays: o.CertFailDays,
 		Families: map[string]FamilyInfo{}, Missing: []string{}, Symlinks: map[string]string{}}
-	var results []Result
+	var results []verify.Result
 	seen := map[string]bool{} // real node paths already read
 	var cands []*candidate
 
 	// kubeadm PKI in kube_cert_dir and /etc/kubernetes/pki.
-	certDir, err := nodeResolve(env, o.KubeCertDir)
+	certDir, err := env.Resolve(o.KubeCertDir)
 	if err == nil {
 		if certDir != path.Clean(o.KubeCertDir) {
 			f.Symlinks[o.KubeCertDir] = certDir
@@ -147,23 +149,23 @@ func (certificatesLayer) Check(ctx context.Context, env *Env) ([]Result, any, er
 		cands = append(cands, scanCertDir(env, o.KubeCertDir, FamilyKubeadm, seen, &results)...)
 	}
 	pki := path.Join(o.KubeConfigDir, "pki")
-	if r, err := nodeResolve(env, pki); err == nil && pki != path.Clean(o.KubeCertDir) {
+	if r, err := env.Resolve(pki); err == nil && pki != path.Clean(o.KubeCertDir) {
 		if r != pki {
 			f.Symlinks[pki] = r
 		}
 		cands = append(cands, scanCertDir(env, pki, FamilyKubeadm, seen, &results)...)
 	}
 	// etcd-script PKI.
-	if _, err := nodeResolve(env, o.EtcdCertDir); err == nil {
+	if _, err := env.Resolve(o.EtcdCertDir); err == nil {
 		cands = append(cands, scanCertDir(env, o.EtcdCertDir, FamilyEtcdScript, seen, &results)...)
 	}
 	// kubelet PKI.
-	if _, err := nodeResolve(env, "/var/lib/kubelet/pki"); err == nil {
+	if _, err := env.Resolve("/var/lib/kubelet/pki"); err == nil {
 		cands = append(cands, scanCertDir(env, "/var/lib/kubelet/pki", FamilyKubelet, seen, &results)...)
 	}
 	// kubeconfigs.
 	kubeCA := caRefs(env, o.KubeCertDir, []string{"ca.crt"})
-	if names, err := nodeList(env, o.KubeConfigDir); err == nil {
+	if names, err := env.List(o.KubeConfigDir); err == nil {
 		for _, n := range names {
 			if !strings.HasSuffix(n, ".conf") {
 				continue
@@ -189,9 +191,9 @@ func (certificatesLayer) Check(ctx context.Context, env *Env) ([]Result, any, er
 		}
 		fi.Count++
 		if fi.Status == "" {
-			fi.Status = StatusOK
+			fi.Status = verify.StatusOK
 		}
-		fi.Status = Worse(fi.Status, c.Status)
+		fi.Status = verify.Worse(fi.Status, c.Status)
 		f.Families[c.Family] = fi
 	}
 
@@ -203,35 +205,38 @@ func (certificatesLayer) Check(ctx context.Context, env *Env) ([]Result, any, er
 	sort.Strings(fams)
 	for _, n := range fams {
 		fi := f.Families[n]
-		results = append(results, Result{Check: "family/" + n, Status: fi.Status,
+		results = append(results, verify.Result{Check: "family/" + n, Status: fi.Status,
 			Msg: fmt.Sprintf("%d %s certificates on %s; earliest expiry %s (%s, %d days left)",
 				fi.Count, n, hostName(env), fi.EarliestExpiry.Format(time.RFC3339), fi.EarliestPath, fi.DaysLeft),
 			Actual: map[string]any{"earliest_expiry": fi.EarliestExpiry, "earliest_path": fi.EarliestPath, "days_left": fi.DaysLeft},
 		})
 	}
 	for _, c := range f.Certificates {
-		if c.Status == StatusOK {
+		if c.Status == verify.StatusOK {
 			continue
 		}
-		results = append(results, Result{Check: "certificate:" + c.Path, Status: c.Status,
+		results = append(results, verify.Result{Check: "certificate:" + c.Path, Status: c.Status,
 			Msg:         fmt.Sprintf("%s on %s: %s", c.Path, hostName(env), strings.Join(c.Problems, "; ")),
 			Evidence:    map[string]any{"subject": c.Subject, "issuer": c.Issuer, "not_before": c.NotBefore, "not_after": c.NotAfter, "days_left": c.DaysLeft, "chains_to": c.ChainsTo, "key_match": c.KeyMatch},
 			Remediation: certRemedy(c, env)})
 	}
 
+	// Copies outside etcd_cert_dir (trust store, cilium).
+	results = append(results, certCopies(env)...)
+
 	// Expected files.
 	for _, want := range expectedCertFiles(env) {
-		if nodeExists(env, want.path) {
+		if env.Exists(want.path) {
 			continue
 		}
 		f.Missing = append(f.Missing, want.path)
-		results = append(results, Result{Check: "present:" + want.path, Status: StatusFail,
+		results = append(results, verify.Result{Check: "present:" + want.path, Status: verify.StatusFail,
 			Msg:         fmt.Sprintf("%s is missing on %s (%s)", want.path, hostName(env), want.why),
 			Expected:    want.path,
 			Remediation: want.fix})
 	}
 	if len(results) == 0 {
-		results = append(results, Result{Check: "found", Status: StatusSkipped,
+		results = append(results, verify.Result{Check: "found", Status: verify.StatusSkipped,
 			Msg: fmt.Sprintf("no certificates found under %s, %s, %s or /var/lib/kubelet/pki on %s", o.KubeCertDir, o.EtcdCertDir, o.KubeConfigDir, hostName(env))})
 	}
 	return results, f, nil
@@ -245,14 +250,14 @@ func hostName(env *Env) string {
 }
 
 // scanCertDir reads the certificates of a directory tree (node path).
-func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]Result) []*candidate {
-	real, err := nodeResolve(env, dir)
+func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]verify.Result) []*candidate {
+	real, err := env.Resolve(dir)
 	if err != nil {
 		return nil
 	}
-	names, err := nodeList(env, real)
+	names, err := env.List(real)
 	if err != nil {
-		*results = append(*results, Result{Check: "read:" + dir, Status: StatusError, Msg: fmt.Sprintf("cannot list %s: %v", dir, nodeErr(err))})
+		*results = append(*results, verify.Result{Check: "read:" + dir, Status: verify.StatusError, Msg: fmt.Sprintf("cannot list %s: %v", dir, verify.PathErr(err))})
 		return nil
 	}
 	type file struct {
@@ -269,11 +274,11 @@ func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]
 	})
 	for _, n := range names {
 		p := path.Join(dir, n)
-		rp, err := nodeResolve(env, p)
+		rp, err := env.Resolve(p)
 		if err != nil {
 			if certFileName(n) {
-				*results = append(*results, Result{Check: "read:" + p, Status: StatusFail,
-					Msg:         fmt.Sprintf("%s on %s cannot be opened: %v", p, hostName(env), nodeErr(err)),
+				*results = append(*results, verify.Result{Check: "read:" + p, Status: verify.StatusFail,
+					Msg:         fmt.Sprintf("%s on %s cannot be opened: %v", p, hostName(env), verify.PathErr(err)),
 					Remediation: "a dangling or looping symlink: point it at the current certificate (for kubelet-client-current.pem restart kubelet so it writes a new one) or remove it"})
 			}
 			continue
@@ -287,14 +292,14 @@ func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]
 		if !certFileName(n) || seen[rp] {
 			continue
 		}
-		data, err := nodeRead(env, p)
+		data, err := env.Read(p)
 		if err != nil {
-			*results = append(*results, Result{Check: "read:" + p, Status: StatusError, Msg: fmt.Sprintf("cannot read %s: %v", p, nodeErr(err))})
+			*results = append(*results, verify.Result{Check: "read:" + p, Status: verify.StatusError, Msg: fmt.Sprintf("cannot read %s: %v", p, verify.PathErr(err))})
 			continue
 		}
 		certs, hasKey, perr := parsePEMCerts(data)
 		if perr != nil {
-			*results = append(*results, Result{Check: "parse:" + p, Status: StatusFail,
+			*results = append(*results, verify.Result{Check: "parse:" + p, Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("%s on %s is not a readable certificate: %v", p, hostName(env), perr),
 				Remediation: "restore the file from its source (kubeadm for " + "kube_cert_dir, make-ssl-etcd.sh for etcd_cert_dir) or remove it"})
 			continue
@@ -317,6 +322,11 @@ func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]
 	if family == FamilyKubelet { // the kubelet's client certificate is signed by the cluster CA
 		cas = append(cas, caRefs(env, env.Options.KubeCertDir, []string{"ca.crt"})...)
 	}
+	if family == FamilyKubeadm && path.Base(dir) != "etcd" {
+		// etcd_deployment_type kubeadm: apiserver-etcd-client.crt is signed
+		// by kubeadm's etcd CA, which lives in the etcd/ subdirectory.
+		cas = append(cas, caRefs(env, path.Join(dir, "etcd"), []string{"ca.crt"})...)
+	}
 	var out []*candidate
 	for _, fl := range files {
 		c := &candidate{cert: fl.certs[0], cas: cas}
@@ -331,14 +341,14 @@ func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]
 		switch {
 		case fl.hasKey:
 			c.info.KeyFile = fl.disp
-			c.keyPEM, _ = nodeRead(env, fl.disp)
+			c.keyPEM, _ = env.Read(fl.disp)
 		case strings.HasSuffix(base, ".crt"):
 			c.info.KeyFile = strings.TrimSuffix(fl.disp, ".crt") + ".key"
 		case strings.HasSuffix(base, ".pem"):
 			c.info.KeyFile = strings.TrimSuffix(fl.disp, ".pem") + "-key.pem"
 		}
 		if c.keyPEM == nil && c.info.KeyFile != "" {
-			if k, err := nodeRead(env, c.info.KeyFile); err == nil {
+			if k, err := env.Read(c.info.KeyFile); err == nil {
 				c.keyPEM = k
 			} else {
 				c.info.KeyFile = ""
@@ -357,16 +367,16 @@ func scanCertDir(env *Env, dir, family string, seen map[string]bool, results *[]
 }
 
 func isLink(env *Env, nodePath string) bool {
-	r, err := nodeResolve(env, path.Dir(nodePath))
+	r, err := env.Resolve(path.Dir(nodePath))
 	if err != nil {
 		return false
 	}
-	fi, err := env.fsys().Lstat(env.Path(path.Join(r, path.Base(nodePath))))
+	fi, err := env.Files().Lstat(env.Path(path.Join(r, path.Base(nodePath))))
 	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }
 
 func isDir(env *Env, nodePath string) bool {
-	fi, err := statNode(env, nodePath)
+	fi, err := env.Stat(nodePath)
 	return err == nil && fi.IsDir()
 }
 
@@ -413,7 +423,7 @@ func caRefs(env *Env, dir string, names []string) []caRef {
 	var out []caRef
 	for _, n := range names {
 		p := path.Join(dir, n)
-		data, err := nodeRead(env, p)
+		data, err := env.Read(p)
 		if err != nil {
 			continue
 		}
@@ -451,16 +461,16 @@ type kubeconfig struct {
 // kubeadmKubeconfigs are the kubeconfigs `kubeadm certs check-expiration` lists.
 var kubeadmKubeconfigs = map[string]bool{"admin.conf": true, "super-admin.conf": true, "controller-manager.conf": true, "scheduler.conf": true}
 
-func scanKubeconfig(env *Env, file string, kubeCA []caRef, results *[]Result) []*candidate {
-	data, err := nodeRead(env, file)
+func scanKubeconfig(env *Env, file string, kubeCA []caRef, results *[]verify.Result) []*candidate {
+	data, err := env.Read(file)
 	if err != nil {
-		*results = append(*results, Result{Check: "read:" + file, Status: StatusError, Msg: fmt.Sprintf("cannot read %s: %v", file, nodeErr(err))})
+		*results = append(*results, verify.Result{Check: "read:" + file, Status: verify.StatusError, Msg: fmt.Sprintf("cannot read %s: %v", file, verify.PathErr(err))})
 		return nil
 	}
 	var kc kubeconfig
 	if err := yaml.Unmarshal(data, &kc); err != nil {
 		// yaml.v3 errors quote no values, only lines.
-		*results = append(*results, Result{Check: "parse:" + file, Status: StatusFail,
+		*results = append(*results, verify.Result{Check: "parse:" + file, Status: verify.StatusFail,
 			Msg: fmt.Sprintf("%s on %s is not a kubeconfig: %v", file, hostName(env), err)})
 		return nil
 	}
@@ -485,8 +495,8 @@ func scanKubeconfig(env *Env, file string, kubeCA []caRef, results *[]Result) []
 	var out []*candidate
 	for _, u := range kc.Users {
 		if u.User.CertData == "" {
-			if u.User.Cert != "" && !nodeExists(env, u.User.Cert) {
-				*results = append(*results, Result{Check: "present:" + u.User.Cert, Status: StatusFail,
+			if u.User.Cert != "" && !env.Exists(u.User.Cert) {
+				*results = append(*results, verify.Result{Check: "present:" + u.User.Cert, Status: verify.StatusFail,
 					Msg:         fmt.Sprintf("%s (user %s) on %s names client-certificate %s, which is missing", file, u.Name, hostName(env), u.User.Cert),
 					Remediation: "restart kubelet so it writes a new client certificate, or re-run cluster.yml for this host"})
 			}
@@ -499,7 +509,7 @@ func scanKubeconfig(env *Env, file string, kubeCA []caRef, results *[]Result) []
 			certs, _, err = parsePEMCerts(pemData)
 		}
 		if err != nil || len(certs) == 0 {
-			*results = append(*results, Result{Check: "parse:" + where, Status: StatusFail,
+			*results = append(*results, verify.Result{Check: "parse:" + where, Status: verify.StatusFail,
 				Msg: fmt.Sprintf("%s on %s is not a base64 PEM certificate", where, hostName(env))})
 			continue
 		}
@@ -514,7 +524,7 @@ func scanKubeconfig(env *Env, file string, kubeCA []caRef, results *[]Result) []
 			}
 		} else if u.User.Key != "" {
 			c.info.KeyFile = u.User.Key
-			c.keyPEM, _ = nodeRead(env, u.User.Key)
+			c.keyPEM, _ = env.Read(u.User.Key)
 		}
 		out = append(out, c)
 	}
@@ -553,21 +563,21 @@ func judgeCert(env *Env, c *candidate) {
 	in.DaysLeft = int(math.Floor(rem.Hours() / 24))
 	in.ResidualSeconds = int64(rem / time.Second)
 	in.Expired = env.Now.After(cert.NotAfter)
-	in.Status = StatusOK
-	bad := func(s Status, msg string) {
-		in.Status = Worse(in.Status, s)
+	in.Status = verify.StatusOK
+	bad := func(s verify.Status, msg string) {
+		in.Status = verify.Worse(in.Status, s)
 		in.Problems = append(in.Problems, msg)
 	}
 	switch {
 	case in.Expired:
-		bad(StatusFail, fmt.Sprintf("expired on %s (%d days ago)", in.NotAfter.Format(time.RFC3339), -in.DaysLeft))
+		bad(verify.StatusFail, fmt.Sprintf("expired on %s (%d days ago)", in.NotAfter.Format(time.RFC3339), -in.DaysLeft))
 	case rem < time.Duration(o.CertFailDays)*24*time.Hour:
-		bad(StatusFail, fmt.Sprintf("expires on %s, in %d days (fail below %d)", in.NotAfter.Format(time.RFC3339), in.DaysLeft, o.CertFailDays))
+		bad(verify.StatusFail, fmt.Sprintf("expires on %s, in %d days (fail below %d)", in.NotAfter.Format(time.RFC3339), in.DaysLeft, o.CertFailDays))
 	case rem < time.Duration(o.CertWarnDays)*24*time.Hour:
-		bad(StatusWarn, fmt.Sprintf("expires on %s, in %d days (warn below %d)", in.NotAfter.Format(time.RFC3339), in.DaysLeft, o.CertWarnDays))
+		bad(verify.StatusWarn, fmt.Sprintf("expires on %s, in %d days (warn below %d)", in.NotAfter.Format(time.RFC3339), in.DaysLeft, o.CertWarnDays))
 	}
 	if env.Now.Before(cert.NotBefore) {
-		bad(StatusFail, fmt.Sprintf("not valid before %s (check the node clock)", in.NotBefore.Format(time.RFC3339)))
+		bad(verify.StatusFail, fmt.Sprintf("not valid before %s (check the node clock)", in.NotBefore.Format(time.RFC3339)))
 	}
 	// Chain: a self-signed CA chains to itself; others to a CA beside them.
 	if cert.IsCA && string(cert.RawIssuer) == string(cert.RawSubject) && cert.CheckSignatureFrom(cert) == nil {
@@ -590,9 +600,9 @@ func judgeCert(env *Env, c *candidate) {
 				}
 			}
 			if len(where) == 0 {
-				bad(StatusFail, fmt.Sprintf("issuer %q not found beside it", in.Issuer))
+				bad(verify.StatusFail, fmt.Sprintf("issuer %q not found beside it", in.Issuer))
 			} else {
-				bad(StatusFail, fmt.Sprintf("not signed by %s (mis-chained: issuer %q)", strings.Join(uniq(where), ", "), in.Issuer))
+				bad(verify.StatusFail, fmt.Sprintf("not signed by %s (mis-chained: issuer %q)", strings.Join(uniq(where), ", "), in.Issuer))
 			}
 		}
 	}
@@ -616,7 +626,7 @@ func judgeCert(env *Env, c *candidate) {
 			m := publicEqual(pub, cert.PublicKey)
 			in.KeyMatch = &m
 			if !m {
-				bad(StatusFail, fmt.Sprintf("private key %s does not belong to this certificate", in.KeyFile))
+				bad(verify.StatusFail, fmt.Sprintf("private key %s does not belong to this certificate", in.KeyFile))
 			}
 		} else {
 			in.Problems = append(in.Problems, fmt.Sprintf("key %s not checked: %v", in.KeyFile, err))
@@ -757,12 +767,24 @@ func expectedCertFiles(env *Env) []wantFile {
 	return dedup
 }
 
-// certRemedy says how to fix a certificate of a family.
+// certRemedy says how to fix a certificate of a family on a host of the
+// groups this host is in: only a control-plane host has kubeadm's PKI to
+// renew and static pods to restart; a worker holds copies made elsewhere,
+// and an etcd client certificate there serves the network plugin.
 func certRemedy(c CertInfo, env *Env) string {
+	o := env.Options
+	cp, etcd := o.InGroup("kube_control_plane"), o.InGroup("etcd")
+	first := "the first etcd host"
+	if len(o.EtcdMembers) > 0 {
+		first = o.EtcdMembers[0]
+	}
 	switch c.Family {
 	case FamilyKubeadm:
 		if c.IsCA {
 			return "this CA can only be renewed by hand: follow kubeadm's manual CA rotation (Kubernetes docs \"Manual Rotation of CA Certificates\"), then re-run kubespray's cluster.yml"
+		}
+		if !cp {
+			return fmt.Sprintf("%s is not in kube_control_plane: this file is a copy of the control plane's; renew it on the first control-plane host (kubeadm certs renew all, or upgrade-cluster.yml) and re-run kubespray's cluster.yml --limit %s to copy it here; nothing on this host needs restarting but kubelet", hostName(env), hostName(env))
 		}
 		name := c.KubeadmName
 		if name == "" {
@@ -770,7 +792,15 @@ func certRemedy(c CertInfo, env *Env) string {
 		}
 		return fmt.Sprintf("on %s run `kubeadm certs renew %s` and restart the control-plane static pods (or let kubespray renew them: auto_renew_certificates: true, or upgrade-cluster.yml); check with `kubeadm certs check-expiration`", hostName(env), name)
 	case FamilyEtcdScript:
-		return "etcd certificates come from kubespray's make-ssl-etcd.sh, not kubeadm: remove the bad files from etcd_cert_dir on the first etcd host and re-run kubespray's cluster.yml with --tags etcd so they are regenerated and copied, then restart etcd"
+		regen := "etcd certificates come from kubespray's make-ssl-etcd.sh, not kubeadm: remove the bad files from etcd_cert_dir on " + first + " and re-run kubespray's cluster.yml with --tags etcd so they are regenerated and copied"
+		switch {
+		case etcd:
+			return regen + ", then restart etcd (systemctl restart etcd) on each etcd host, one at a time"
+		case cp:
+			return regen + " to this control-plane host, then restart kube-apiserver here (it reads node-" + hostName(env) + ".pem as its etcd client certificate): crictl stop the kube-apiserver container, kubelet starts it again"
+		default:
+			return regen + " to this worker (kubespray copies node-" + hostName(env) + ".pem to workers whose network plugin talks to etcd: calico with calico_datastore etcd, cilium with cilium_identity_allocation_mode kvstore), then restart the network plugin's pod on this node (kubectl -n kube-system delete pod -l k8s-app=calico-node or k8s-app=cilium --field-selector spec.nodeName=" + hostName(env) + "); no control-plane restart is needed"
+		}
 	case FamilyKubelet:
 		return "the kubelet renews this itself (rotateCertificates: true): check that kubelet runs and reaches the API server, approve pending CSRs (kubectl get csr), or restart kubelet"
 	}

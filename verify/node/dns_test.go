@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/verify"
 )
 
 func TestServiceSubnetAddress(t *testing.T) {
@@ -71,7 +72,7 @@ func TestDNSResolverChecks(t *testing.T) {
 	resolvedOK := &DNSResolved{Path: dnsResolvedDropIn, DNS: []string{nl}, FallbackDNS: []string{}}
 	type want struct {
 		check  string
-		status Status
+		status verify.Status
 		msg    string
 	}
 	tests := []struct {
@@ -89,78 +90,78 @@ func TestDNSResolverChecks(t *testing.T) {
 			name: "kubespray default on Ubuntu: nodelocaldns plus the DHCP resolver, no upstream -> loop risk (warn)", nodelocal: true,
 			podPath: podRC, pod: rc(nl, "10.10.0.1"), host: stub, resolved: resolvedOK,
 			want: []want{
-				{"pod_resolv_conf", StatusWarn, "loop risk: " + podRC + " (kubelet resolvConf"},
-				{"pod_resolv_conf", StatusWarn, "names cluster DNS 169.254.25.10 besides 10.10.0.1 and upstream_dns_servers is empty"},
-				{"host_resolv_conf", StatusOK, "the host resolves through the local resolver 127.0.0.53 (/etc/resolv.conf); kubelet hands " + podRC + " to pods instead, so this is not a loop; systemd-resolved forwards to DNS=169.254.25.10"},
-				{"systemd_resolved", StatusOK, "DNS=169.254.25.10 as resolved.conf.j2 renders it"},
+				{"pod_resolv_conf", verify.StatusWarn, "loop risk: " + podRC + " (kubelet resolvConf"},
+				{"pod_resolv_conf", verify.StatusWarn, "names cluster DNS 169.254.25.10 besides 10.10.0.1 and upstream_dns_servers is empty"},
+				{"host_resolv_conf", verify.StatusOK, "the host resolves through the local resolver 127.0.0.53 (/etc/resolv.conf); kubelet hands " + podRC + " to pods instead, so this is not a loop; systemd-resolved forwards to DNS=169.254.25.10"},
+				{"systemd_resolved", verify.StatusOK, "DNS=169.254.25.10 as resolved.conf.j2 renders it"},
 			},
 		},
 		{
 			name: "same node with upstream_dns_servers -> ok", nodelocal: true, upstream: []string{"10.10.0.1"},
 			podPath: podRC, pod: rc(nl, "10.10.0.1"), host: stub, resolved: resolvedOK,
 			want: []want{
-				{"pod_resolv_conf", StatusOK, "forward names outside the cluster to upstream_dns_servers 10.10.0.1, not to it: no loop"},
-				{"host_resolv_conf", StatusOK, "not a loop"},
+				{"pod_resolv_conf", verify.StatusOK, "forward names outside the cluster to upstream_dns_servers 10.10.0.1, not to it: no loop"},
+				{"host_resolv_conf", verify.StatusOK, "not a loop"},
 			},
 		},
 		{
 			name: "only nodelocaldns, no upstream -> loop (fail)", nodelocal: true,
 			podPath: podRC, pod: rc(nl),
-			want: []want{{"pod_resolv_conf", StatusFail, "names only cluster DNS 169.254.25.10 and upstream_dns_servers is empty"}},
+			want: []want{{"pod_resolv_conf", verify.StatusFail, "names only cluster DNS 169.254.25.10 and upstream_dns_servers is empty"}},
 		},
 		{
 			name:    "only the CoreDNS IP without nodelocaldns -> loop (fail)",
 			podPath: "/etc/resolv.conf", pod: &DNSResolvConf{Path: "/etc/resolv.conf", Nameservers: []string{coredn}},
-			want: []want{{"pod_resolv_conf", StatusFail, "names only cluster DNS 10.233.0.3"}},
+			want: []want{{"pod_resolv_conf", verify.StatusFail, "names only cluster DNS 10.233.0.3"}},
 		},
 		{
 			name: "systemd-resolved stub handed to pods -> fail", nodelocal: true,
 			podPath: "/etc/resolv.conf", pod: &DNSResolvConf{Path: "/etc/resolv.conf", Nameservers: []string{"127.0.0.53"}}, host: stub,
-			want: []want{{"pod_resolv_conf", StatusFail, "names loopback nameserver 127.0.0.53: inside CoreDNS's pod that address is CoreDNS itself (a forwarding loop, kubespray#3979)"}},
+			want: []want{{"pod_resolv_conf", verify.StatusFail, "names loopback nameserver 127.0.0.53: inside CoreDNS's pod that address is CoreDNS itself (a forwarding loop, kubespray#3979)"}},
 		},
 		{
 			name: "loopback with upstream set is still a fail (other pods)", nodelocal: true, upstream: []string{"1.1.1.1"},
 			podPath: podRC, pod: rc("127.0.0.1", "10.10.0.1"),
-			want: []want{{"pod_resolv_conf", StatusFail, "every other pod with dnsPolicy Default gets a nameserver that is not reachable"}},
+			want: []want{{"pod_resolv_conf", verify.StatusFail, "every other pod with dnsPolicy Default gets a nameserver that is not reachable"}},
 		},
 		{
 			name: "IPv6 loopback", nodelocal: true,
 			podPath: podRC, pod: rc("::1"),
-			want: []want{{"pod_resolv_conf", StatusFail, "names loopback nameserver ::1"}},
+			want: []want{{"pod_resolv_conf", verify.StatusFail, "names loopback nameserver ::1"}},
 		},
 		{
 			name: "real resolvers only -> ok", nodelocal: true,
 			podPath: podRC, pod: rc("10.10.0.1", "10.10.0.2"),
-			want: []want{{"pod_resolv_conf", StatusOK, "names 10.10.0.1, 10.10.0.2, no cluster DNS and no loopback address; CoreDNS and nodelocaldns forward names outside the cluster to it"}},
+			want: []want{{"pod_resolv_conf", verify.StatusOK, "names 10.10.0.1, 10.10.0.2, no cluster DNS and no loopback address; CoreDNS and nodelocaldns forward names outside the cluster to it"}},
 		},
 		{
 			name: "no nameserver, no upstream -> fail", nodelocal: true,
 			podPath: podRC, pod: rc(),
-			want: []want{{"pod_resolv_conf", StatusFail, "names no nameserver: with upstream_dns_servers empty"}},
+			want: []want{{"pod_resolv_conf", verify.StatusFail, "names no nameserver: with upstream_dns_servers empty"}},
 		},
 		{
 			name: "no nameserver, upstream set -> warn", nodelocal: true, upstream: []string{"8.8.8.8"},
 			podPath: podRC, pod: rc(),
-			want: []want{{"pod_resolv_conf", StatusWarn, "names no nameserver"}},
+			want: []want{{"pod_resolv_conf", verify.StatusWarn, "names no nameserver"}},
 		},
 		{
 			name: "file missing -> fail", nodelocal: true,
 			podPath: podRC, podErr: errors.New("no such file or directory"),
-			want: []want{{"pod_resolv_conf", StatusFail, "cannot read " + podRC}},
+			want: []want{{"pod_resolv_conf", verify.StatusFail, "cannot read " + podRC}},
 		},
 		{
 			name: "resolvConf empty -> fail", nodelocal: true, podPath: "",
-			want: []want{{"pod_resolv_conf", StatusFail, "kubelet resolvConf is empty"}},
+			want: []want{{"pod_resolv_conf", verify.StatusFail, "kubelet resolvConf is empty"}},
 		},
 		{
 			name: "host resolv.conf names nodelocaldns (RHEL-like host_resolvconf) -> ok", nodelocal: true,
 			podPath: podRC, pod: rc("10.10.0.1"), host: &DNSResolvConf{Path: "/etc/resolv.conf", Nameservers: []string{nl, "10.10.0.1"}},
-			want: []want{{"host_resolv_conf", StatusOK, "names cluster DNS 169.254.25.10: kubespray's intended host setting"}},
+			want: []want{{"host_resolv_conf", verify.StatusOK, "names cluster DNS 169.254.25.10: kubespray's intended host setting"}},
 		},
 		{
 			name: "resolved drop-in from the early stage -> warn", nodelocal: true,
 			podPath: podRC, pod: rc("10.10.0.1"), resolved: &DNSResolved{Path: dnsResolvedDropIn, DNS: []string{}, FallbackDNS: []string{"10.10.0.1"}},
-			want: []want{{"systemd_resolved", StatusWarn, "writes DNS=169.254.25.10: the play did not run"}},
+			want: []want{{"systemd_resolved", verify.StatusWarn, "writes DNS=169.254.25.10: the play did not run"}},
 		},
 	}
 	for _, tc := range tests {
@@ -176,7 +177,7 @@ func TestDNSResolverChecks(t *testing.T) {
 				for _, r := range res {
 					if r.Check == w.check && r.Status == w.status && strings.Contains(r.Msg, w.msg) {
 						found = true
-						if r.Status == StatusFail && r.Remediation == "" {
+						if r.Status == verify.StatusFail && r.Remediation == "" {
 							t.Errorf("%s fails without remediation", r.Check)
 						}
 					}
@@ -197,14 +198,14 @@ func TestDNSLayerLive(t *testing.T) {
 	coredns := testharness.StartDNS(t, "127.0.0.2", name, "10.233.0.1", false)
 	root := dnsUbuntuNode(t)
 	env := &Env{
-		Root: root, Host: "node1", Now: etcdTestNow, NetTimeout: 500 * time.Millisecond,
+		FS: verify.FS{Root: root}, Host: "node1", Now: etcdTestNow, NetTimeout: 500 * time.Millisecond,
 		Options: Options{
 			Groups: []string{"kube_control_plane", "etcd", "k8s_cluster"}, EnableNodelocaldns: true,
 			NodelocaldnsIP: "169.254.25.10", KubeServiceAddresses: "10.233.0.0/18", DNSDomain: "cluster.local",
 		},
 		AddrMap: map[string]string{"169.254.25.10:53": nodelocal.Addr, "10.233.0.3:53": coredns.Addr},
 	}
-	run := func(t *testing.T) ([]Result, *DNSFacts, time.Duration) {
+	run := func(t *testing.T) ([]verify.Result, *DNSFacts, time.Duration) {
 		t.Helper()
 		start := time.Now()
 		res, facts, err := dnsLayer{}.Check(context.Background(), env)
@@ -219,11 +220,11 @@ func TestDNSLayerLive(t *testing.T) {
 		coredns.Set(testharness.DNSAnswer, "10.233.0.1")
 		res, f, _ := run(t)
 		for _, c := range []string{"query_nodelocaldns", "query_coredns", "kubelet_cluster_dns", "host_resolv_conf", "systemd_resolved"} {
-			if st, msg := etcdWorst(t, res, c); st != StatusOK {
+			if st, msg := etcdWorst(t, res, c); st != verify.StatusOK {
 				t.Errorf("%s: [%s] %s", c, st, msg)
 			}
 		}
-		if st, msg := etcdWorst(t, res, "pod_resolv_conf"); st != StatusWarn || !strings.Contains(msg, "loop risk") {
+		if st, msg := etcdWorst(t, res, "pod_resolv_conf"); st != verify.StatusWarn || !strings.Contains(msg, "loop risk") {
 			t.Errorf("pod_resolv_conf: [%s] %s", st, msg)
 		}
 		if f.SkydnsServer != "10.233.0.3" || f.ExpectedIP != "10.233.0.1" || !strings.HasPrefix(f.SkydnsServerSource, "3rd address of kube_service_addresses") {
@@ -269,14 +270,14 @@ func TestDNSLayerLive(t *testing.T) {
 				res, _, elapsed := run(t)
 				st, msg := etcdWorst(t, res, "query_"+tier)
 				r := etcdResults(res)["query_"+tier][0]
-				if st != StatusFail || !strings.Contains(msg, tc.msg) || !strings.Contains(r.Remediation, tc.remedy) {
+				if st != verify.StatusFail || !strings.Contains(msg, tc.msg) || !strings.Contains(r.Remediation, tc.remedy) {
 					t.Errorf("query_%s: [%s] %s (remedy %q)", tier, st, msg, r.Remediation)
 				}
 				other := "query_coredns"
 				if tier == "coredns" {
 					other = "query_nodelocaldns"
 				}
-				if st, msg := etcdWorst(t, res, other); st != StatusOK {
+				if st, msg := etcdWorst(t, res, other); st != verify.StatusOK {
 					t.Errorf("%s: [%s] %s", other, st, msg)
 				}
 				if elapsed > env.NetTimeout+2*time.Second {
@@ -290,10 +291,10 @@ func TestDNSLayerLive(t *testing.T) {
 		dnsWrite(t, root, "etc/kubernetes/kubelet-config.yaml", dnsKubeletConfig([]string{"10.233.0.3"}, "cluster.example", "/run/systemd/resolve/resolv.conf"))
 		defer dnsWrite(t, root, "etc/kubernetes/kubelet-config.yaml", dnsKubeletConfig([]string{"169.254.25.10"}, "cluster.local", "/run/systemd/resolve/resolv.conf"))
 		res, _, _ := run(t)
-		if st, msg := etcdWorst(t, res, "kubelet_cluster_dns"); st != StatusFail || !strings.Contains(msg, "clusterDNS is [10.233.0.3], expected [169.254.25.10] (enable_nodelocaldns is true") {
+		if st, msg := etcdWorst(t, res, "kubelet_cluster_dns"); st != verify.StatusFail || !strings.Contains(msg, "clusterDNS is [10.233.0.3], expected [169.254.25.10] (enable_nodelocaldns is true") {
 			t.Errorf("kubelet_cluster_dns: [%s] %s", st, msg)
 		}
-		if st, msg := etcdWorst(t, res, "kubelet_cluster_domain"); st != StatusFail || !strings.Contains(msg, `clusterDomain is "cluster.example", dns_domain is "cluster.local"`) {
+		if st, msg := etcdWorst(t, res, "kubelet_cluster_domain"); st != verify.StatusFail || !strings.Contains(msg, `clusterDomain is "cluster.example", dns_domain is "cluster.local"`) {
 			t.Errorf("kubelet_cluster_domain: [%s] %s", st, msg)
 		}
 	})
@@ -311,25 +312,25 @@ func TestDNSLayerLive(t *testing.T) {
 		if nodelocal.Queries.Load() != before || len(facts.(*DNSFacts).Tiers) != 1 {
 			t.Errorf("nodelocaldns asked while disabled")
 		}
-		if st, msg := etcdWorst(t, res, "kubelet_cluster_dns"); st != StatusOK {
+		if st, msg := etcdWorst(t, res, "kubelet_cluster_dns"); st != verify.StatusOK {
 			t.Errorf("kubelet_cluster_dns: [%s] %s", st, msg)
 		}
 	})
 }
 
 func TestDNSLayerApplicability(t *testing.T) {
-	env := &Env{Root: t.TempDir(), Host: "etcd4", Now: etcdTestNow, Options: Options{Groups: []string{"etcd"}}}
+	env := &Env{FS: verify.FS{Root: t.TempDir()}, Host: "etcd4", Now: etcdTestNow, Options: Options{Groups: []string{"etcd"}}}
 	rep, err := Run(context.Background(), env, []string{"dns"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lr := rep.Layers["dns"]; lr.Status != StatusSkipped || !strings.Contains(lr.Results[0].Msg, "etcd4 is not in k8s_cluster") {
+	if lr := rep.Layers["dns"]; lr.Status != verify.StatusSkipped || !strings.Contains(lr.Results[0].Msg, "etcd4 is not in k8s_cluster") {
 		t.Errorf("dns on an etcd-only host: %+v", lr)
 	}
 	env.Options.Groups = []string{"kube_node"}
 	env.Options.KubeServiceAddresses = "10.233.0.5/18"
 	res, _, _ := dnsLayer{}.Check(context.Background(), env)
-	if st, msg := etcdWorst(t, res, "service_addresses"); st != StatusFail || !strings.Contains(msg, "is not a network address") {
+	if st, msg := etcdWorst(t, res, "service_addresses"); st != verify.StatusFail || !strings.Contains(msg, "is not a network address") {
 		t.Errorf("bad kube_service_addresses: [%s] %s", st, msg)
 	}
 }

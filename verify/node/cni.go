@@ -1,10 +1,12 @@
-package verify
+package node
 
 import (
 	"context"
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // The cni layer checks the node side of kube_network_plugin: the tunnel
@@ -46,16 +48,16 @@ type CNIFacts struct {
 // (Always or CrossSubnet; Never turns it off).
 func calicoMode(v string) bool { return v != "" && !strings.EqualFold(v, "Never") }
 
-func (cniLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
+func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
 	o := env.Options
 	host := hostName(env)
 	if len(o.Groups) > 0 && !o.InGroup("kube_control_plane") && !o.InGroup("kube_node") {
-		return nil, nil, fmt.Errorf("%w: %s is not a Kubernetes node", ErrNotApplicable, host)
+		return nil, nil, fmt.Errorf("%w: %s is not a Kubernetes node", verify.ErrNotApplicable, host)
 	}
 	f := &CNIFacts{Plugin: o.KubeNetworkPlugin, Interfaces: []CNIInterface{}, Ports: []CNIPort{}, NodeInterfaces: []string{}}
-	ents, err := env.fsys().ReadDir(env.Path("/sys/class/net"))
+	ents, err := env.Files().ReadDir(env.Path("/sys/class/net"))
 	if err != nil {
-		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", nodeErr(err))
+		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", verify.PathErr(err))
 	}
 	have := map[string]bool{}
 	for _, e := range ents {
@@ -88,24 +90,24 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]Result, any, error) {
 		f.Ports = append(f.Ports, CNIPort{"udp", 8472, "cilium VXLAN tunnel", "kube_network_plugin: cilium"},
 			CNIPort{"tcp", 4240, "cilium health checks", "kube_network_plugin: cilium"})
 	default:
-		return []Result{{Check: "plugin", Status: StatusSkipped,
+		return []verify.Result{{Check: "plugin", Status: verify.StatusSkipped,
 			Msg: fmt.Sprintf("kube_network_plugin %q has no node checks here", o.KubeNetworkPlugin)}}, f, nil
 	}
-	var results []Result
+	var results []verify.Result
 	for _, i := range f.Interfaces {
 		if i.Present {
-			results = append(results, Result{Check: "interface:" + i.Name, Status: StatusOK,
+			results = append(results, verify.Result{Check: "interface:" + i.Name, Status: verify.StatusOK,
 				Msg: fmt.Sprintf("%s present (%s)", i.Name, i.Because)})
 			continue
 		}
-		results = append(results, Result{Check: "interface:" + i.Name, Status: StatusFail,
+		results = append(results, verify.Result{Check: "interface:" + i.Name, Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("interface %s is missing on %s although %s", i.Name, host, i.Because),
 			Evidence: map[string]any{"sys_class_net": path.Join("/sys/class/net"), "interfaces": f.NodeInterfaces},
 			Remediation: fmt.Sprintf("check the %s pod on %s (kubectl -n kube-system logs of its node agent) and that the inventory's %s matches the cluster's pool; allow %s between nodes",
 				o.KubeNetworkPlugin, host, i.Because, portList(f.Ports))})
 	}
 	if len(f.Ports) > 0 {
-		results = append(results, Result{Check: "ports", Status: StatusOK,
+		results = append(results, verify.Result{Check: "ports", Status: verify.StatusOK,
 			Msg: "needs between nodes: " + portList(f.Ports), Actual: f.Ports})
 	}
 	return results, f, nil

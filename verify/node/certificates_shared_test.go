@@ -1,6 +1,6 @@
 //go:build shared
 
-package verify
+package node
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/verify"
 )
 
 // The oracle was recorded with `kubeadm certs check-expiration` at
@@ -62,7 +63,7 @@ func sharedNodeEnv(t *testing.T) *Env {
 	}
 	o := Options{Groups: []string{"etcd", "kube_control_plane", "k8s_cluster"}, EtcdMembers: []string{"node1", "node2", "node3"}}
 	o.Defaults()
-	return &Env{Root: root, Host: "node1", Now: oracleNow, Options: o}
+	return &Env{FS: verify.FS{Root: root}, Host: "node1", Now: oracleNow, Options: o}
 }
 
 func TestCertificatesAgreeWithKubeadmCheckExpiration(t *testing.T) {

@@ -1,4 +1,4 @@
-package verify
+package node
 
 import (
 	"net/netip"
@@ -10,13 +10,19 @@ import (
 // defaults (applied by Defaults) are kubespray v2.31.0's
 // (roles/kubespray_defaults/defaults/main/main.yml unless noted).
 type Options struct {
-	KubeCertDir                   string   `json:"kube_cert_dir"`                     // /etc/kubernetes/ssl
-	KubeConfigDir                 string   `json:"kube_config_dir"`                   // /etc/kubernetes
-	EtcdCertDir                   string   `json:"etcd_cert_dir"`                     // /etc/ssl/etcd/ssl
-	EtcdDeploymentType            string   `json:"etcd_deployment_type"`              // host | kubeadm | docker
-	EnableNodelocaldns            bool     `json:"enable_nodelocaldns"`               // true
-	NodelocaldnsIP                string   `json:"nodelocaldns_ip"`                   // 169.254.25.10
-	SkydnsServer                  string   `json:"skydns_server"`                     // third address of kube_service_addresses
+	KubeCertDir        string `json:"kube_cert_dir"`        // /etc/kubernetes/ssl
+	KubeConfigDir      string `json:"kube_config_dir"`      // /etc/kubernetes
+	EtcdCertDir        string `json:"etcd_cert_dir"`        // /etc/ssl/etcd/ssl
+	EtcdDeploymentType string `json:"etcd_deployment_type"` // host | kubeadm | docker
+	EnableNodelocaldns bool   `json:"enable_nodelocaldns"`  // true
+	NodelocaldnsIP     string `json:"nodelocaldns_ip"`      // 169.254.25.10
+	SkydnsServer       string `json:"skydns_server"`        // third address of kube_service_addresses
+	// SkydnsServerSecondary is skydns_server_secondary, the second CoreDNS
+	// service of dns_mode coredns_dual (fourth address of
+	// kube_service_addresses); ManualDNSServer is manual_dns_server, the
+	// cluster DNS of dns_mode manual (empty by default).
+	SkydnsServerSecondary         string   `json:"skydns_server_secondary"`
+	ManualDNSServer               string   `json:"manual_dns_server"`
 	KubeServiceAddresses          string   `json:"kube_service_addresses"`            // 10.233.0.0/18
 	KubePodsSubnet                string   `json:"kube_pods_subnet"`                  // 10.233.64.0/18
 	DNSDomain                     string   `json:"dns_domain"`                        // cluster.local
@@ -32,6 +38,12 @@ type Options struct {
 	HelmEnabled                   bool     `json:"helm_enabled"`                      // false
 	LocalPathProvisionerEnabled   bool     `json:"local_path_provisioner_enabled"`    // false
 	LocalPathProvisionerClaimRoot string   `json:"local_path_provisioner_claim_root"` // /opt/local-path-provisioner/
+	// CiliumCertDir is cilium_cert_dir (/etc/cilium/certs,
+	// roles/network_plugin/cilium/defaults/main.yml), where kubespray links
+	// the etcd certificates for cilium when CiliumIdentityAllocationMode
+	// (cilium_identity_allocation_mode, default crd) is kvstore.
+	CiliumCertDir                string `json:"cilium_cert_dir"`
+	CiliumIdentityAllocationMode string `json:"cilium_identity_allocation_mode"`
 	// Groups this host is in (group_names), e.g. etcd, kube_control_plane, kube_node.
 	Groups []string `json:"group_names"`
 	// EtcdMembers are the inventory hostnames of the etcd group (groups['etcd']).
@@ -93,8 +105,13 @@ func (o *Options) Defaults() {
 	def(&o.LocalReleaseDir, "/tmp/releases")
 	def(&o.BinDir, "/usr/local/bin")
 	def(&o.LocalPathProvisionerClaimRoot, "/opt/local-path-provisioner/")
+	def(&o.CiliumCertDir, "/etc/cilium/certs")
+	def(&o.CiliumIdentityAllocationMode, "crd")
 	if o.SkydnsServer == "" {
 		o.SkydnsServer = nthAddress(o.KubeServiceAddresses, 3)
+	}
+	if o.SkydnsServerSecondary == "" {
+		o.SkydnsServerSecondary = nthAddress(o.KubeServiceAddresses, 4)
 	}
 	if o.CertWarnDays == 0 {
 		o.CertWarnDays = 30

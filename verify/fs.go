@@ -1,0 +1,168 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// FS reads a node's files under Root: "/" on a node, a copied or generated
+// node tree in tests. Methods take absolute node paths ("/etc/etcd.env");
+// those that follow symlinks do so inside Root, as the node would see them.
+type FS struct {
+	// Root is the node's filesystem root.
+	Root string
+	// Sys reads the files (host paths from Path); nil means this machine's
+	// file system. `layercheck verify` gives one over SFTP.
+	Sys NodeFS
+}
+
+// Files is the NodeFS f reads through: Sys, or OSFS when nil.
+func (f FS) Files() NodeFS {
+	if f.Sys != nil {
+		return f.Sys
+	}
+	return OSFS{}
+}
+
+// Path maps an absolute node path ("/etc/etcd.env") under Root.
+func (f FS) Path(p string) string {
+	return filepath.Join(f.Root, filepath.FromSlash(strings.TrimPrefix(p, "/")))
+}
+
+// Display strips Root again, so reports show node paths.
+func (f FS) Display(p string) string {
+	if f.Root == "" || f.Root == "/" {
+		return p
+	}
+	rel, err := filepath.Rel(f.Root, p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return p
+	}
+	return "/" + filepath.ToSlash(rel)
+}
+
+// ReadFile reads a node file under Root without resolving symlinks inside
+// Root first (an absolute link target then points outside Root).
+func (f FS) ReadFile(p string) ([]byte, error) { return f.Files().ReadFile(f.Path(p)) }
+
+// Resolve resolves every symlink in the node path p inside Root, as the
+// node would see it: an absolute link target such as
+// /etc/kubernetes/pki -> /etc/kubernetes/ssl stays under Root. It returns
+// the node path of the final file or directory; more than 40 links is an
+// error, as on Linux.
+func (f FS) Resolve(p string) (string, error) {
+	parts := splitNode(p)
+	cur := "/"
+	hops := 0
+	for len(parts) > 0 {
+		part := parts[0]
+		parts = parts[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, part)
+		fi, err := f.Files().Lstat(f.Path(next))
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+		}
+		target, err := f.Files().Readlink(f.Path(next))
+		if err != nil {
+			return "", err
+		}
+		if !path.IsAbs(target) {
+			target = path.Join(cur, target)
+		}
+		parts = append(splitNode(target), parts...)
+		cur = "/"
+	}
+	return cur, nil
+}
+
+func splitNode(p string) []string {
+	p = strings.Trim(path.Clean("/"+p), "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// List lists the names of the entries in a node directory, sorted; a
+// missing directory gives an error.
+func (f FS) List(dir string) ([]string, error) {
+	ents, err := f.Files().ReadDir(f.Path(dir))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Exists reports whether a node path exists (following symlinks inside Root).
+func (f FS) Exists(p string) bool {
+	r, err := f.Resolve(p)
+	if err != nil {
+		return false
+	}
+	_, err = f.Files().Stat(f.Path(r))
+	return err == nil
+}
+
+// Read reads a node file, following symlinks inside Root.
+func (f FS) Read(p string) ([]byte, error) {
+	r, err := f.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return f.Files().ReadFile(f.Path(r))
+}
+
+// Stat stats a node path, following symlinks inside Root.
+func (f FS) Stat(p string) (os.FileInfo, error) {
+	r, err := f.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return f.Files().Stat(f.Path(r))
+}
+
+// PathErr is err without the Root-prefixed path a *fs.PathError carries,
+// so messages name node paths only.
+func PathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// ReadLink returns the target of the symlink at node path p, as written
+// (relative or absolute); p's directories are resolved inside Root first.
+// A p that is not a symlink is an error.
+func (f FS) ReadLink(p string) (string, error) {
+	dir, err := f.Resolve(path.Dir(path.Clean("/" + p)))
+	if err != nil {
+		return "", err
+	}
+	return f.Files().Readlink(f.Path(path.Join(dir, path.Base(p))))
+}
