@@ -6,7 +6,9 @@ export CGO_ENABLED := 0
 
 MODULES := inventory_lint node_facts cluster_facts
 ARCHES  := amd64 arm64
-MODULE_BINS := $(foreach m,$(MODULES),$(foreach a,$(ARCHES),plugins/modules/$(m)_linux_$(a)))
+# The per-arch binaries live in plugins/bin, not plugins/modules: Ansible
+# would take each for a module of its own (ansible-doc -l warnings).
+MODULE_BINS := $(foreach m,$(MODULES),$(foreach a,$(ARCHES),plugins/bin/$(m)_linux_$(a)))
 VERSION := $(shell awk '/^version:/ {print $$2}' galaxy.yml 2>/dev/null)
 
 .PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness ssh-deps
@@ -15,12 +17,17 @@ all: build
 
 build: bin/layercheck modules
 
+# Stripped (-s -w) and without local paths (-trimpath); the version from
+# galaxy.yml, the commit from git (also when GOFLAGS has -buildvcs=false).
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo ' (modified)')
+LDFLAGS := -s -w -X github.com/layercheck/layercheck/internal/app.Version=$(VERSION) -X 'github.com/layercheck/layercheck/internal/app.Commit=$(COMMIT)'
+
 bin/layercheck: FORCE
-	$(GO) build -o $@ ./cmd/layercheck
+	$(GO) build -trimpath -ldflags="$(LDFLAGS)" -o $@ ./cmd/layercheck
 
 modules: $(MODULE_BINS)
 
-plugins/modules/%: FORCE
+plugins/bin/%: FORCE
 	@m=$$(echo $* | sed -E 's/_linux_(amd64|arm64)$$//'); a=$$(echo $* | sed -E 's/.*_//'); \
 	  echo "GOOS=linux GOARCH=$$a go build ./cmd/$$m -> $@"; \
 	  GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags='-s -w' -o $@ ./cmd/$$m
@@ -94,6 +101,7 @@ bench: venv build kube-harness ssh-deps
 	./bench/node_facts.sh
 	./bench/cluster_requests.sh
 	./bench/fleet.sh
+	./bench/sizes.sh
 
 vet:
 	$(GO) vet ./...

@@ -82,10 +82,35 @@ type Finding struct {
 	Variable string   `json:"variable,omitempty"`
 	Value    string   `json:"value,omitempty"` // parser.Value.Display(): never vault text
 	Where    string   `json:"where,omitempty"` // "group_vars/all/all.yml:12:15" or "-e"
-	Hosts    []string `json:"hosts,omitempty"` // hosts the setting affects (where it wins)
-	Message  string   `json:"message"`         // one line: what is wrong
-	Why      string   `json:"why,omitempty"`
-	Fix      string   `json:"fix,omitempty"`
+	// Location is Where split into file, line and column (ParseWhere), for
+	// JSON readers; Run leaves it unset, layercheck lint sets it.
+	Location *Location `json:"location,omitempty"`
+	Hosts    []string  `json:"hosts,omitempty"` // hosts the setting affects (where it wins)
+	Message  string    `json:"message"`         // one line: what is wrong
+	Why      string    `json:"why,omitempty"`
+	Fix      string    `json:"fix,omitempty"`
+	// SuppressedBy says what silenced a finding listed in
+	// Report.Suppressed: "comment file:line", "config FILE" or
+	// "baseline FILE". Empty for a reported finding.
+	SuppressedBy string `json:"suppressed_by,omitempty"`
+}
+
+// Location is a finding's Where as its parts: File relative like Where
+// ("-e" for extra vars), Line and Column from 1 (0: not known).
+type Location struct {
+	File   string `json:"file"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+}
+
+// ParseWhere splits a Where ("file:line:col", "file:line", "file", "-e")
+// into a Location; nil for "".
+func ParseWhere(where string) *Location {
+	if where == "" {
+		return nil
+	}
+	f, l, c := splitWhere(where)
+	return &Location{File: f, Line: l, Column: c}
 }
 
 // Report is the result of Run.
@@ -99,6 +124,9 @@ type Report struct {
 	Errors              int       `json:"errors"`
 	Warnings            int       `json:"warnings"`
 	Findings            []Finding `json:"findings"`
+	// Suppressed are the findings a suppression silenced (see
+	// lint/report): not counted in Errors and Warnings, not in Findings.
+	Suppressed []Finding `json:"suppressed,omitempty"`
 }
 
 // Input is what Run checks.
@@ -167,6 +195,10 @@ func (r *Report) ForHost(host string) *Report {
 	out.finish()
 	return out
 }
+
+// Recount sorts the findings and counts errors and warnings again, after
+// findings were moved to Suppressed.
+func (r *Report) Recount() { r.finish() }
 
 // finish sorts the findings and counts errors and warnings.
 func (r *Report) finish() {

@@ -111,6 +111,7 @@ func newCtx(in Input) *checkCtx {
 			c.hosts = append(c.hosts, h.Name)
 			c.vars[h.Name] = in.Inventory.HostVars(h, in.Extra)
 		}
+		c.in.Resolved = pruneAgreeing(in.Resolved, c.vars)
 		for _, s := range in.Inventory.Sources {
 			if s == "" {
 				continue
@@ -424,4 +425,69 @@ func strValue(v *parser.Value) (string, bool) {
 // not a vault value.
 func judged(v *parser.Value) bool {
 	return v != nil && !v.Templated() && !v.IsVault()
+}
+
+// pruneAgreeing returns resolved without the values that equal our own
+// resolution for the host (same type and value): they add nothing, and
+// ours carries the file:line:col a finding must name. What is left are the
+// values where Ansible and our reading disagree (Ansible's type wins there)
+// and values we do not resolve at all. resolved itself is not changed.
+func pruneAgreeing(resolved map[string]*parser.Map, ours map[string]*parser.Map) map[string]*parser.Map {
+	if resolved == nil {
+		return nil
+	}
+	out := make(map[string]*parser.Map, len(resolved))
+	for name, m := range resolved {
+		o, ok := ours[name]
+		if !ok || m == nil {
+			out[name] = m
+			continue
+		}
+		keep := parser.NewMap()
+		for _, k := range m.Keys {
+			if v := o.Get(k); v != nil && SameValue(m.Values[k], v) {
+				continue
+			}
+			keep.Set(k, m.Values[k])
+		}
+		out[name] = keep
+	}
+	return out
+}
+
+// SameValue reports whether a and b have the same kinds and scalar payloads
+// all the way down (vault values compare by kind only).
+func SameValue(a, b *parser.Value) bool {
+	if a == nil || b == nil || a.Kind != b.Kind {
+		return a == b
+	}
+	switch a.Kind {
+	case parser.KindBool:
+		return a.Bool == b.Bool
+	case parser.KindInt:
+		return a.Int != nil && b.Int != nil && a.Int.Cmp(b.Int) == 0
+	case parser.KindFloat:
+		return a.Float == b.Float
+	case parser.KindString:
+		return a.Str == b.Str
+	case parser.KindList:
+		if len(a.List) != len(b.List) {
+			return false
+		}
+		for i := range a.List {
+			if !SameValue(a.List[i], b.List[i]) {
+				return false
+			}
+		}
+	case parser.KindMap:
+		if a.Map.Len() != b.Map.Len() {
+			return false
+		}
+		for _, k := range a.Map.Keys {
+			if !SameValue(a.Map.Get(k), b.Map.Get(k)) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -10,7 +10,7 @@
 // (for their locations), and per host the plain values Ansible resolved.
 // The module reads the inventory sources itself, so every finding names the
 // file:line:col it comes from. See plugins/modules/inventory_lint.yml for
-// the options and return values.
+// the options and return values; lint/report does the work.
 package main
 
 import (
@@ -19,14 +19,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/layercheck/layercheck/lint/report"
 	"github.com/layercheck/layercheck/module"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	var opts options
+	var opts report.Options
 	code := module.Run(ctx, os.Args, os.Stdout, &opts, func(ctx context.Context, a *module.Args) (*module.Result, error) {
-		return run(ctx, &opts)
+		return report.Run(ctx, &opts, a.Internals.Verbosity)
 	})
 	stop()
 	os.Exit(code)

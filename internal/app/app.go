@@ -45,23 +45,29 @@ func register(name, summary string, run func(ctx context.Context, args []string,
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: layercheck <command> [options]")
+	fmt.Fprintln(w, "usage: layercheck COMMAND [options]")
+	fmt.Fprintln(w, "       layercheck --version")
 	fmt.Fprintln(w)
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	fmt.Fprintln(w, "Commands:")
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'layercheck <command> -h' for a command's options.")
+	fmt.Fprintln(w, "Run 'layercheck COMMAND --help' for a command's options.")
 }
 
 // Run runs the command line args (without the program name). It returns an
 // *ExitError for a non-zero exit that is not a failure to run.
 func Run(ctx context.Context, args []string, s Streams) error {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		writeVersion(s.Out)
+		return nil
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(s.Out)
 		if len(args) == 0 {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"reflect"
@@ -20,49 +19,42 @@ func init() {
 	register("cluster", "verify the cluster through its API server after cluster.yml (no Ansible needed)", runCluster)
 }
 
-const clusterUsage = `usage: layercheck cluster --kubeconfig FILE -i INVENTORY [-i ...] [-e EXTRA]... [options]
-
-Checks the cluster the inventory describes through its API server, layer by
-layer (nodes, kube_system, cni, addons, probe), as the cluster_facts module
-does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.
-`
-
 // runCluster is `layercheck cluster`.
 func runCluster(ctx context.Context, args []string, s Streams) error {
-	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
-	fs.SetOutput(s.ErrOut)
-	fs.Usage = func() { fmt.Fprint(s.ErrOut, clusterUsage); fs.PrintDefaults() }
+	fs := newFlags("cluster", "--kubeconfig FILE -i INVENTORY [-i ...] [-e EXTRA]... [options]", `Checks the cluster the inventory describes through its API server, layer by
+layer (nodes, kube_system, cni, addons, probe), as the cluster_facts module
+does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	var req cluster.Request
 	var inv, extra, layers, skip multiFlag
-	fs.Var(&inv, "i", "inventory source as for ansible-playbook (repeatable)")
-	fs.Var(&extra, "e", "extra vars as for ansible-playbook -e (repeatable)")
-	fs.StringVar(&req.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $K8S_AUTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config)")
-	fs.StringVar(&req.Context, "context", "", "kubeconfig context (default: its current-context)")
-	format := fs.String("format", "text", "output format: text, json, junit or markdown")
-	fs.Var(&layers, "layer", "run only this layer (repeatable; default all: "+strings.Join(cluster.LayerNames(), ", ")+")")
-	fs.Var(&skip, "skip", "skip this layer (repeatable)")
-	check := fs.Bool("check", false, "check mode: skip the probes that create objects")
-	noProbe := fs.Bool("no-probe", false, "do not run the workload and PVC probes")
-	fs.StringVar(&req.Probe.Image, "probe-image", "", "probe image answering /hostname with its pod name (default agnhost netexec)")
-	fs.StringVar(&req.Probe.Path, "probe-path", "auto", "auto, cluster_ip or service_proxy")
-	fs.IntVar(&req.Probe.Port, "probe-port", 8080, "container port the probe image listens on")
-	timeout := fs.Duration("timeout", 10*time.Second, "time limit per API request")
-	probeTimeout := fs.Duration("probe-timeout", 120*time.Second, "time limit for each probe")
-	cleanupTimeout := fs.Duration("probe-cleanup-timeout", 60*time.Second, "time limit for a probe's namespace to be gone after the probe")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return &ExitError{Code: 2, Msg: err.Error()}
+	fs.multi(&inv, "i", "inventory", "INVENTORY", "inventory source as for ansible-playbook (repeatable)")
+	fs.multi(&extra, "e", "extra-vars", "EXTRA", "extra vars as for ansible-playbook -e (repeatable)")
+	fs.str(&req.Kubeconfig, "", "kubeconfig", "FILE", "", "kubeconfig file (default: $K8S_AUTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config)")
+	fs.str(&req.Context, "", "context", "NAME", "", "kubeconfig context (default: its current-context)")
+	format := "text"
+	fs.str(&format, "", "format", "text|json|junit|markdown", "text", "output format (default text)")
+	fs.multi(&layers, "", "layer", "LAYER", "run only this layer (repeatable; default all: "+strings.Join(cluster.LayerNames(), ", ")+")")
+	fs.multi(&skip, "", "skip", "LAYER", "skip this layer (repeatable)")
+	var check, noProbe bool
+	fs.boolean(&check, "", "check", "check mode: skip the probes that create objects")
+	fs.boolean(&noProbe, "", "no-probe", "do not run the workload and PVC probes")
+	fs.str(&req.Probe.Image, "", "probe-image", "IMAGE", "", "probe image answering /hostname with its pod name (default agnhost netexec)")
+	fs.str(&req.Probe.Path, "", "probe-path", "auto|cluster_ip|service_proxy", "auto", "how the probe is reached (default auto)")
+	fs.integer(&req.Probe.Port, "probe-port", "PORT", 8080, "container port the probe image listens on")
+	var timeout, probeTimeout, cleanupTimeout time.Duration
+	fs.duration(&timeout, "timeout", 10*time.Second, "time limit per API request")
+	fs.duration(&probeTimeout, "probe-timeout", 120*time.Second, "time limit for each probe")
+	fs.duration(&cleanupTimeout, "probe-cleanup-timeout", 60*time.Second, "time limit for a probe's namespace to be gone after the probe")
+	if help, err := fs.parse(args, s); help || err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("cluster takes no arguments, got %q", fs.Args())}
+	if fs.fs.NArg() > 0 {
+		return fs.usageError(fmt.Sprintf("takes no arguments, got %q", fs.fs.Args()))
 	}
 	if len(inv) == 0 {
-		return &ExitError{Code: 2, Msg: "cluster: no inventory given (-i)"}
+		return fs.usageError("no inventory given (-i)")
 	}
-	if !contains(checkFormats, *format) {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("--format %q: want text, json, junit or markdown", *format)}
+	if !contains(checkFormats, format) {
+		return fs.usageError(fmt.Sprintf("--format %q: want text, json, junit or markdown", format))
 	}
 	opts, warnings, err := ClusterOptions(inv, extra)
 	if err != nil {
@@ -73,8 +65,8 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 	}
 	req.Options = *opts
 	req.Layers, req.Skip = layers, skip
-	req.CheckMode = *check
-	if *noProbe {
+	req.CheckMode = check
+	if noProbe {
 		f := false
 		req.Probe.Enabled = &f
 	}
@@ -83,7 +75,7 @@ func runCluster(ctx context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}
-	if err := writeCheckReport(s.Out, *format, "layercheck cluster", nil, rep, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
+	if err := writeCheckReport(s.Out, format, "layercheck cluster", nil, rep, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
 		return err
 	}
 	return verdict(rep.Status)

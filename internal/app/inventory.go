@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/layercheck/layercheck/parser"
@@ -18,23 +17,26 @@ func init() {
 // ansible-core would (ANSIBLE_INVENTORY_IGNORE, ANSIBLE_INVENTORY_IGNORE_REGEX
 // or the ansible.cfg Ansible would read). Errors go to stderr, exit 1.
 func runInventory(_ context.Context, args []string, s Streams) error {
-	fs := flag.NewFlagSet("inventory", flag.ContinueOnError)
-	fs.SetOutput(s.ErrOut)
+	fs := newFlags("inventory", "-i INVENTORY [-i ...] [-e EXTRA]... --list | --host NAME", `Prints the inventory as ansible-core 2.19's ansible-inventory --list or
+--host does (JSON, keys sorted). Directory sources skip what ansible-core
+would. Exit 0 on success, 1 when the inventory cannot be read, 2 on bad
+usage.`)
 	var inv, extra multiFlag
-	fs.Var(&inv, "i", "inventory source: file or directory (repeatable)")
-	fs.Var(&inv, "inventory", "same as -i")
-	fs.Var(&extra, "e", "extra vars: key=value, @file or inline JSON/YAML (repeatable)")
-	fs.Var(&extra, "extra-vars", "same as -e")
-	list := fs.Bool("list", false, "print every group and host with its variables")
-	host := fs.String("host", "", "print one host's variables")
-	if err := fs.Parse(args); err != nil {
-		return &ExitError{Code: 2, Msg: err.Error()}
+	fs.multi(&inv, "i", "inventory", "INVENTORY", "inventory source: file or directory (repeatable)")
+	fs.multi(&extra, "e", "extra-vars", "EXTRA", "extra vars: key=value, @file or inline JSON/YAML (repeatable)")
+	var listAll bool
+	var hostName string
+	fs.boolean(&listAll, "", "list", "print every group and host with its variables")
+	fs.str(&hostName, "", "host", "NAME", "", "print one host's variables")
+	if help, err := fs.parse(args, s); help || err != nil {
+		return err
 	}
+	list, host := &listAll, &hostName
 	if len(inv) == 0 {
-		return &ExitError{Code: 2, Msg: "inventory: at least one -i is required"}
+		return fs.usageError("at least one -i is required")
 	}
 	if *list == (*host != "") {
-		return &ExitError{Code: 2, Msg: "inventory: give exactly one of --list or --host <name>"}
+		return fs.usageError("give exactly one of --list or --host NAME")
 	}
 	ev, err := parser.ParseExtraVars(extra)
 	if err != nil {

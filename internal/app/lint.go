@@ -2,14 +2,14 @@ package app
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/lint/report"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -17,57 +17,55 @@ func init() {
 	register("lint", "check a kubespray inventory (and -e extra vars) before cluster.yml", runLint)
 }
 
-const lintUsage = `usage: layercheck lint -i INVENTORY [-i ...] [-e EXTRA]... [--format text|json|sarif|junit] [--kubespray-version X] [--upgrade-from Y] [--ansible-core X.Y]
-
-Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
+const lintAbout = `Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
 it: booleans written as strings, kubespray's choices and asserts, networks,
 groups, misspelt and removed variables, and trade-offs.
 
-  -i INVENTORY          inventory source as for ansible-playbook (file or directory), repeatable
-  -e EXTRA              extra vars as for ansible-playbook: k=v, @file, or JSON/YAML; repeatable
-  --format F            output format: text (default), json (the lint report),
-                        sarif (SARIF 2.1.0 for code scanning), junit (JUnit XML)
-  --kubespray-version X use the bundled kubespray catalogue X (%s) instead of
-                        the kubespray checkout the inventory lives in (or %s)
-  --upgrade-from Y      the bundled kubespray release the cluster runs today: also
-                        say what moving to the target release changes (removed
-                        variables, changed defaults, ansible-core, skipped releases)
-  --ansible-core X.Y    the ansible-core series cluster.yml will run under (default
-                        2.19): before 2.19 a string boolean does not fail but is
-                        read by its Python truth, so "false" can silently be true
-  --rules               list the rules and exit
+Findings are grouped by file, then line; each rule's explanation is given
+once (each finding's why with -v). Locations are relative to the current
+directory when the inventory is under it, else to the inventory's
+directory; "-e" means extra vars. The bundled catalogues are %s
+(default %s). Directory sources skip what ansible-core skips
+(ANSIBLE_INVENTORY_IGNORE, ANSIBLE_INVENTORY_IGNORE_REGEX, or ansible.cfg
+[inventory] ignore_extensions and ignore_patterns) and always kubespray's
+artifacts/ and credentials/. Colour: on a terminal unless NO_COLOR is set.
 
-Locations are relative to the inventory's directory; "-e" means extra vars.
-Directory sources skip what ansible-core skips (ANSIBLE_INVENTORY_IGNORE,
-ANSIBLE_INVENTORY_IGNORE_REGEX, or ansible.cfg [inventory] ignore_extensions
-and ignore_patterns) and always kubespray's artifacts/ and credentials/.
-Exit status: 0 no errors (warnings allowed), 1 errors found,
-2 could not run (usage error, unreadable inventory or extra vars).
-`
+Suppressions: a comment "# layercheck: ignore[RULE]" (or "ignore[A, B]",
+or "ignore" for every rule) on the finding's line, or on a comment line
+right above it, in YAML or INI; the configuration .layercheck.yml in the
+inventory directory (or --config) with skip_rules: [RULE...] and
+skip_variables: [NAME...]; a baseline (--baseline). Suppressed findings do
+not count for the exit status; the summary counts them and the JSON report
+lists them under "suppressed" with what suppressed them.
+
+Exit status: 0 no errors (warnings allowed), 1 errors found, 2 could not
+run (usage error, unreadable inventory or extra vars).`
 
 func runLint(ctx context.Context, args []string, s Streams) error {
-	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	fs.SetOutput(s.ErrOut)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), lintUsage, strings.Join(kubespray.Versions(), ", "), kubespray.DefaultVersion)
-	}
+	fs := newFlags("lint", "-i INVENTORY [-i ...] [-e EXTRA]... [options]",
+		fmt.Sprintf(lintAbout, strings.Join(kubespray.Versions(), ", "), kubespray.DefaultVersion))
 	var inv, extra multiFlag
-	fs.Var(&inv, "i", "inventory source (repeatable)")
-	fs.Var(&inv, "inventory", "inventory source (repeatable)")
-	fs.Var(&extra, "e", "extra vars (repeatable)")
-	fs.Var(&extra, "extra-vars", "extra vars (repeatable)")
-	format := fs.String("format", "text", "text or json")
-	version := fs.String("kubespray-version", "", "bundled kubespray catalogue to use")
-	upgradeFrom := fs.String("upgrade-from", "", "bundled kubespray release the cluster runs today")
-	ansibleCore := fs.String("ansible-core", "", "ansible-core series cluster.yml runs under (default 2.19)")
-	listRules := fs.Bool("rules", false, "list the rules")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &ExitError{Code: 2, Msg: err.Error()}
+	fs.multi(&inv, "i", "inventory", "INVENTORY", "inventory source as for ansible-playbook (file or directory), repeatable")
+	fs.multi(&extra, "e", "extra-vars", "EXTRA", "extra vars as for ansible-playbook: k=v, @file, or JSON/YAML; repeatable")
+	format, version, color := "text", "", "auto"
+	var listRules, quiet, verbose bool
+	fs.str(&format, "", "format", "text|json|sarif|junit", "text", "output format (default text); json is the lint report, sarif SARIF 2.1.0 for code scanning, junit JUnit XML")
+	fs.str(&version, "", "kubespray-version", "VERSION", "", "use this bundled kubespray catalogue instead of the kubespray checkout the inventory lives in")
+	fs.str(&color, "", "color", "auto|always|never", "auto", "colour the text output (default auto: on a terminal, unless NO_COLOR is set)")
+	fs.boolean(&quiet, "q", "quiet", "print the counts only (per rule)")
+	fs.boolean(&verbose, "v", "verbose", "add each finding's why")
+	var upgradeFrom, ansibleCore string
+	fs.str(&upgradeFrom, "", "upgrade-from", "VERSION", "", "the bundled kubespray release the cluster runs today: also say what moving to the target release changes (removed variables, changed defaults, ansible-core, skipped releases)")
+	fs.str(&ansibleCore, "", "ansible-core", "X.Y", "", "the ansible-core series cluster.yml will run under (default 2.19): before 2.19 a string boolean does not fail but is read by its Python truth, so \"false\" can silently be true")
+	fs.boolean(&listRules, "", "rules", "list the rules and exit")
+	var configFile, baselineFile, writeBaseline string
+	fs.str(&configFile, "", "config", "FILE", "", "lint configuration (default: .layercheck.yml in the inventory directory, if there)")
+	fs.str(&baselineFile, "", "baseline", "FILE", "", "suppress the findings listed in this baseline: only new findings count")
+	fs.str(&writeBaseline, "", "write-baseline", "FILE", "", "write every finding to this baseline file (then exit 0 unless the lint could not run)")
+	if help, err := fs.parse(args, s); help || err != nil {
+		return err
 	}
-	if *listRules {
+	if listRules {
 		for _, r := range lint.Rules() {
 			sevs := make([]string, len(r.Severities))
 			for i, v := range r.Severities {
@@ -77,22 +75,23 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		}
 		return nil
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	if fs.fs.NArg() > 0 {
+		return fs.usageError(fmt.Sprintf("unexpected argument %q", fs.fs.Arg(0)))
 	}
 	if len(inv) == 0 {
-		fs.Usage()
-		return &ExitError{Code: 2, Msg: "lint: no inventory given (-i)"}
+		return fs.usageError("no inventory given (-i)")
 	}
-	if *format != "text" && *format != "json" && *format != "sarif" && *format != "junit" {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("lint: --format must be text, json, sarif or junit, not %q", *format)}
+	if format != "text" && format != "json" && format != "sarif" && format != "junit" {
+		return fs.usageError(fmt.Sprintf("--format must be text, json, sarif or junit, not %q", format))
+	}
+	useColor, err := colorWanted(color, s.Out)
+	if err != nil {
+		return fs.usageError(err.Error())
 	}
 
 	var cat *kubespray.Catalogue
-	var err error
-	if *version != "" {
-		cat, err = kubespray.Bundled(*version)
+	if version != "" {
+		cat, err = kubespray.Bundled(version)
 	} else {
 		cat, err = kubespray.ForInventory(inv)
 	}
@@ -116,25 +115,82 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	for _, w := range loaded.Warnings {
 		fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
 	}
-	series, err := lint.AnsibleSeries(*ansibleCore)
+	series, err := lint.AnsibleSeries(ansibleCore)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "lint: --ansible-core: " + err.Error()}
 	}
 	in := lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat, AnsibleCore: series}
-	if *upgradeFrom != "" {
-		if in.UpgradeFrom, err = kubespray.Bundled(*upgradeFrom); err != nil {
+	if upgradeFrom != "" {
+		if in.UpgradeFrom, err = kubespray.Bundled(upgradeFrom); err != nil {
 			return &ExitError{Code: 2, Msg: "lint: --upgrade-from: " + err.Error()}
 		}
 	}
 	rep := lint.Run(in)
 
-	if err := writeLintReport(s.Out, *format, rep, inv); err != nil {
+	dir := report.InventoryDir(inv[0])
+	sup := report.Suppressions{Base: dir, Comments: true}
+	if rep.LocationsRelativeTo != "" {
+		sup.Base = rep.LocationsRelativeTo
+	}
+	if configFile != "" || dir != "" {
+		if sup.Config, err = report.LoadConfig(configFile, dir); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: " + err.Error()}
+		}
+	}
+	if baselineFile != "" {
+		if sup.Baseline, err = report.ReadBaseline(baselineFile); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: " + err.Error()}
+		}
+	}
+	sup.Apply(rep)
+	if writeBaseline != "" {
+		if err := report.WriteBaseline(writeBaseline, rep); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: " + err.Error()}
+		}
+		fmt.Fprintf(s.ErrOut, "layercheck: wrote %d finding(s) to the baseline %s\n", len(rep.Findings)+len(rep.Suppressed), writeBaseline)
+	}
+
+	report.Locate(rep)
+	relTo := ""
+	if cwd, err := os.Getwd(); err == nil && dir != "" {
+		relTo = report.Relocate(rep, dir, cwd)
+	}
+	opts := report.TextOptions{Sources: inv, Color: useColor, Quiet: quiet, Verbose: verbose, RelativeTo: relTo, AllHosts: len(loaded.Hosts),
+		Suppressed: report.SuppressedCounts(rep)}
+	if format == "sarif" || format == "junit" {
+		if err := writeLintReport(s.Out, format, rep, inv); err != nil {
+			return err
+		}
+	} else if err := writeReport(s.Out, format, rep, func(w io.Writer) { report.WriteText(w, rep, opts) }); err != nil {
 		return err
 	}
-	if rep.Errors > 0 {
+	if rep.Errors > 0 && writeBaseline == "" {
 		return &ExitError{Code: 1}
 	}
 	return nil
+}
+
+// colorWanted decides --color: always, never, or auto (out is a terminal,
+// NO_COLOR unset or empty, TERM not "dumb"; https://no-color.org).
+func colorWanted(mode string, out io.Writer) (bool, error) {
+	switch mode {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto":
+	default:
+		return false, fmt.Errorf("--color must be auto, always or never, not %q", mode)
+	}
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false, nil
+	}
+	f, ok := out.(*os.File)
+	if !ok {
+		return false, nil
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0, nil
 }
 
 // lintIgnore is what a directory source skips for lint: Ansible's
@@ -150,56 +206,4 @@ func lintIgnore(env parser.AnsibleCfgEnv) (parser.InventoryIgnore, error) {
 	}
 	ig.Patterns = append(append([]string(nil), ig.Patterns...), parser.KubesprayInventoryIgnorePatterns...)
 	return ig, nil
-}
-
-// writeText renders the report for an operator: a header, one block per
-// finding, a summary line.
-func writeText(w io.Writer, r *lint.Report, sources []string) {
-	rel := "the inventory directory"
-	if r.LocationsRelativeTo != "" {
-		rel = r.LocationsRelativeTo + " (the sources are in different directories)"
-	}
-	fmt.Fprintf(w, "layercheck lint %s (catalogue: %s; locations relative to %s)\n",
-		strings.Join(sources, " "), r.Catalogue, rel)
-	info := 0
-	for _, f := range r.Findings {
-		if f.Severity == lint.SeverityInfo {
-			info++
-		}
-		fmt.Fprintln(w)
-		head := strings.ToUpper(string(f.Severity)) + " [" + f.Rule + "]"
-		switch {
-		case f.Variable != "" && f.Value != "":
-			head += " " + f.Variable + " = " + f.Value
-		case f.Variable != "":
-			head += " " + f.Variable
-		}
-		fmt.Fprintln(w, head)
-		fmt.Fprintln(w, "  "+f.Message)
-		if f.Where != "" {
-			fmt.Fprintln(w, "  where: "+f.Where)
-		}
-		if len(f.Hosts) > 0 {
-			fmt.Fprintln(w, "  hosts: "+abridgeHosts(f.Hosts, 6))
-		}
-		if f.Why != "" {
-			fmt.Fprintln(w, "  why:   "+f.Why)
-		}
-		if f.Fix != "" {
-			fmt.Fprintln(w, "  fix:   "+f.Fix)
-		}
-	}
-	fmt.Fprintln(w)
-	verdict := "OK"
-	if r.Errors > 0 {
-		verdict = "FAILED"
-	}
-	fmt.Fprintf(w, "%s: %d error(s), %d warning(s), %d info\n", verdict, r.Errors, r.Warnings, info)
-}
-
-func abridgeHosts(hosts []string, n int) string {
-	if len(hosts) <= n {
-		return strings.Join(hosts, ", ")
-	}
-	return fmt.Sprintf("%s, … (%d hosts)", strings.Join(hosts[:n], ", "), len(hosts))
 }

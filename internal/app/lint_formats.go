@@ -10,16 +10,12 @@ import (
 	"github.com/layercheck/layercheck/lint"
 )
 
-// writeLintReport prints the lint report in format: sarif and junit here,
-// text and json through writeReport.
+// writeLintReport prints the lint report as sarif or junit.
 func writeLintReport(w io.Writer, format string, rep *lint.Report, sources []string) error {
-	switch format {
-	case "sarif":
+	if format == "sarif" {
 		return lintreport.WriteSARIF(w, rep, lintBaseDir(rep, sources), "")
-	case "junit":
-		return lintreport.WriteJUnit(w, rep, "layercheck lint "+strings.Join(sources, " "))
 	}
-	return writeReport(w, format, rep, func(w io.Writer) { writeText(w, rep, sources) })
+	return lintreport.WriteJUnit(w, rep, "layercheck lint "+strings.Join(sources, " "))
 }
 
 // lintBaseDir is the directory the report's locations are relative to:

@@ -9,7 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
 )
 
@@ -69,17 +73,121 @@ func TestLintBrokenSampleText(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
+	// Grouped by file (under its path from here: the test runs in
+	// internal/app, outside the inventory, so relative to the inventory).
 	for _, want := range []string{
-		"ERROR [string-as-bool] helm_enabled = \"true\"\n",
-		"  where: group_vars/k8s_cluster/addons.yml:2:15\n",
-		"  fix:   helm_enabled: true\n",
-		"WARNING [unknown-variable] metallb_enable = true\n",
-		"FAILED: ",
+		"locations relative to the inventory directory",
+		"\ngroup_vars/k8s_cluster/addons.yml\n  2:15   error   string-as-bool helm_enabled = \"true\" (all 5 hosts): ",
+		"\n         fix: helm_enabled: true\n",
+		"warning unknown-variable metallb_enable = true",
+		"\nRules\n",
+		"FAILED: 43 error(s), 7 warning(s), 0 info (",
+		"\n  error   string-as-bool           29\n",
+		"\n  warning calico-rr                1\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "why:") || strings.Contains(out, "\x1b[") {
+		t.Errorf("the why only with -v, colour only on a terminal:\n%s", out)
+	}
+	// The rule's explanation once, however many findings.
+	if n := strings.Count(out, "string-as-bool: "); n != 1 {
+		t.Errorf("string-as-bool explained %d times", n)
+	}
+	out, _, _ = runCLI(t, "lint", "-i", sample("broken"), "-v", "--color=always")
+	if !strings.Contains(out, "         why: ") || !strings.Contains(out, "\x1b[31m") {
+		t.Errorf("-v --color=always: want whys and ANSI colours:\n%s", out)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if out, _, _ = runCLI(t, "lint", "-i", sample("broken"), "--color", "never"); strings.Contains(out, "\x1b[") {
+		t.Errorf("--color never printed colours")
+	}
+	if _, errOut, code := runCLI(t, "lint", "-i", sample("broken"), "--color", "sometimes"); code != 2 || !strings.Contains(errOut, "--color") {
+		t.Errorf("--color sometimes: exit %d, %s", code, errOut)
+	}
+	if on, err := colorWanted("auto", os.Stdout); on || err != nil {
+		t.Errorf("auto with NO_COLOR set: %v %v", on, err)
+	}
+	out, _, _ = runCLI(t, "lint", "-i", sample("broken"), "-q")
+	if strings.Contains(out, "helm_enabled") || !strings.HasPrefix(out, "\nFAILED: 43 error(s)") || !strings.Contains(out, "string-as-bool           29") {
+		t.Errorf("-q: want the counts only:\n%s", out)
+	}
+}
+
+// Locations are relative to where the user stands when the inventory is
+// under it; JSON gives them as {file, line, column} too.
+func TestLintLocationsRelativeToCurrentDirectory(t *testing.T) {
+	t.Chdir(filepath.Dir(sample("broken")))
+	out, _, code := runCLI(t, "lint", "-i", "broken", "--format", "json")
+	require.Equal(t, 1, code)
+	var rep lint.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	var found bool
+	for _, f := range rep.Findings {
+		if f.Variable == "helm_enabled" {
+			found = true
+			assert.Equal(t, "broken/group_vars/k8s_cluster/addons.yml:2:15", f.Where)
+			require.NotNil(t, f.Location)
+			assert.Equal(t, lint.Location{File: "broken/group_vars/k8s_cluster/addons.yml", Line: 2, Column: 15}, *f.Location)
+		}
+	}
+	assert.True(t, found)
+	out, _, _ = runCLI(t, "lint", "-i", "broken")
+	assert.Contains(t, out, "locations relative to the current directory")
+	assert.Contains(t, out, "\nbroken/group_vars/k8s_cluster/addons.yml\n")
+	// Outside the inventory: relative to the inventory directory.
+	t.Chdir(t.TempDir())
+	out, _, _ = runCLI(t, "lint", "-i", sample("broken"), "--format", "json")
+	rep = lint.Report{}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Empty(t, rep.LocationsRelativeTo)
+	assert.Contains(t, out, `"where": "group_vars/k8s_cluster/addons.yml:2:15"`)
+}
+
+// Every subcommand: --help prints the common layout to stdout and exits 0;
+// --version and version print the version, commit, Go version and catalogues.
+func TestHelpAndVersionOfEveryCommand(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		out, errOut, code := runCLI(t, args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		assert.Regexp(t, `^layercheck \S+\ncommit: .+\ngo: go1\.\S+ \w+/\w+\nkubespray catalogues: `+kubespray.DefaultVersion+` \(default\)(, v\d+\.\d+\.\d+)+\n$`, out, "%v", args)
+		for _, v := range kubespray.Versions() {
+			assert.Contains(t, out, " "+v, "%v names the bundled catalogue %s", args, v)
+		}
+	}
+	out, _, code := runCLI(t, "--help")
+	require.Equal(t, 0, code)
+	names := []string{}
+	for n := range commands {
+		names = append(names, n)
+		assert.Contains(t, out, "\n  "+n+" ", "top-level help lists %s", n)
+	}
+	require.Len(t, names, 6, "commands: %v", names)
+	for _, n := range names {
+		for _, h := range []string{"--help", "-h"} {
+			out, errOut, code := runCLI(t, n, h)
+			require.Equal(t, 0, code, "layercheck %s %s: %s", n, h, errOut)
+			assert.Empty(t, errOut, "layercheck %s %s writes to stdout only", n, h)
+			assert.True(t, strings.HasPrefix(out, "usage: layercheck "+n+" "), "layercheck %s %s:\n%s", n, h, out)
+			assert.Contains(t, out, "\n\nOptions:\n", n)
+			assert.Contains(t, out, "  -h, --help ", n)
+			assert.NotContains(t, out, "Usage of", n)
+			for _, l := range strings.Split(out[strings.Index(out, "Options:\n")+9:], "\n") {
+				if l != "" {
+					assert.Regexp(t, `^  (-\w, |    )--[a-z-]+`, l, "layercheck %s: every option in --long form", n)
+				}
+			}
+		}
+		// A bad option: exit 2, naming it and --help.
+		_, errOut, code := runCLI(t, n, "--no-such-option")
+		assert.Equal(t, 2, code, n)
+		assert.Contains(t, errOut, "no-such-option", n)
+		assert.Contains(t, errOut, "layercheck "+n+" --help", n)
+	}
+	out, _, _ = runCLI(t, "node", "--help")
+	assert.NotContains(t, out, "addr-map", "test-only options are hidden")
 }
 
 func TestLintUsageAndLoadErrorsExitTwo(t *testing.T) {

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"reflect"
@@ -23,33 +22,38 @@ func init() {
 // node_facts module's checks for an operator on the node. Exit 0 when no
 // check failed, 1 when one did, 2 on bad usage.
 func runNode(ctx context.Context, args []string, s Streams) error {
-	fs := flag.NewFlagSet("node", flag.ContinueOnError)
-	fs.SetOutput(s.ErrOut)
+	fs := newFlags("node", "[options]", `Verifies this node after cluster.yml, layer by layer, as the node_facts
+module does, without Ansible. Exit 0 when no check failed, 1 when one did,
+2 on bad usage.`)
 	req := node.Request{Options: node.NewOptions()}
-	format := fs.String("format", "text", "output format: text, json, junit or markdown")
-	fs.StringVar(&req.Root, "root", "/", "the node's filesystem root")
-	fs.StringVar(&req.Host, "host", "", "this node's inventory_hostname (default: the hostname)")
-	fs.StringVar(&req.Now, "now", "", "judge certificates at this RFC 3339 time (default: now)")
+	format := "text"
+	fs.str(&format, "", "format", "text|json|junit|markdown", "text", "output format (default text)")
+	fs.str(&req.Root, "", "root", "DIR", "/", "the node's filesystem root (default /)")
+	fs.str(&req.Host, "", "host", "NAME", "", "this node's inventory_hostname (default: the hostname)")
+	fs.str(&req.Now, "", "now", "TIME", "", "judge certificates at this RFC 3339 time (default: now)")
 	var layers, skip, groups, etcdMembers, addrMap multiFlag
-	fs.Var(&layers, "layer", "run only this layer (repeatable; default all: "+strings.Join(node.LayerNames(), ", ")+")")
-	fs.Var(&skip, "skip", "skip this layer (repeatable)")
-	fs.Var(&groups, "group", "a group this host is in, e.g. etcd, kube_control_plane, kube_node (repeatable)")
-	fs.Var(&etcdMembers, "etcd-member", "inventory hostname of an etcd member, in inventory order (repeatable)")
-	fs.Var(&addrMap, "addr-map", "FROM=TO host:port mapping for a contacted address (repeatable; for tests)")
-	vars := fs.String("vars", "", "kubespray values as a JSON object with kubespray's names, e.g. '{\"kube_cert_dir\":\"/etc/kubernetes/ssl\"}'")
-	timeout := fs.Duration("layer-timeout", 30*time.Second, "time limit per layer")
-	netTimeout := fs.Duration("net-timeout", 5*time.Second, "time limit per network call")
-	if err := fs.Parse(args); err != nil {
-		return &ExitError{Code: 2, Msg: err.Error()}
+	fs.multi(&layers, "", "layer", "LAYER", "run only this layer (repeatable; default all: "+strings.Join(node.LayerNames(), ", ")+")")
+	fs.multi(&skip, "", "skip", "LAYER", "skip this layer (repeatable)")
+	fs.multi(&groups, "", "group", "GROUP", "a group this host is in, e.g. etcd, kube_control_plane, kube_node (repeatable)")
+	fs.multi(&etcdMembers, "", "etcd-member", "NAME", "inventory hostname of an etcd member, in inventory order (repeatable)")
+	fs.multi(&addrMap, "", "addr-map", "FROM=TO", "host:port mapping for a contacted address (repeatable; for tests)")
+	fs.hide("addr-map")
+	var vars string
+	fs.str(&vars, "", "vars", "JSON", "", "kubespray values as a JSON object with kubespray's names, e.g. '{\"kube_cert_dir\":\"/etc/kubernetes/ssl\"}'")
+	var timeout, netTimeout time.Duration
+	fs.duration(&timeout, "layer-timeout", 30*time.Second, "time limit per layer")
+	fs.duration(&netTimeout, "net-timeout", 5*time.Second, "time limit per network call")
+	if help, err := fs.parse(args, s); help || err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("node takes no arguments, got %q", fs.Args())}
+	if fs.fs.NArg() > 0 {
+		return fs.usageError(fmt.Sprintf("takes no arguments, got %q", fs.fs.Args()))
 	}
-	if !contains(checkFormats, *format) {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("--format %q: want text, json, junit or markdown", *format)}
+	if !contains(checkFormats, format) {
+		return fs.usageError(fmt.Sprintf("--format %q: want text, json, junit or markdown", format))
 	}
-	if *vars != "" {
-		fixed, warnings, err := jsonStringBools(*vars, reflect.TypeOf(req.Options))
+	if vars != "" {
+		fixed, warnings, err := jsonStringBools(vars, reflect.TypeOf(req.Options))
 		if err != nil {
 			return &ExitError{Code: 2, Msg: "--vars: " + err.Error()}
 		}
@@ -87,7 +91,7 @@ func runNode(ctx context.Context, args []string, s Streams) error {
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}
-	if err := writeCheckReport(s.Out, *format, "layercheck node", rep, nil, rep.WriteText); err != nil {
+	if err := writeCheckReport(s.Out, format, "layercheck node", rep, nil, rep.WriteText); err != nil {
 		return err
 	}
 	return verdict(rep.Status)

@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,50 +20,50 @@ func init() {
 	register("verify", "verify every node of the inventory over SSH + SFTP, and the cluster once (no Ansible, nothing copied)", runVerify)
 }
 
-const verifyUsage = `usage: layercheck verify -i INVENTORY [-i ...] [-e EXTRA]... [--limit HOSTS] [--kubeconfig FILE | --cluster-from first-control-plane]
-       [--forks 50] [--format text|json|junit|markdown] [--output FILE] [--accept-new-host-keys]
-
-Connects to every host of k8s_cluster and etcd as ansible-playbook would
+const verifyAbout = `Connects to every host of k8s_cluster and etcd as ansible-playbook would
 (ansible_host, ansible_port, ansible_user, ansible_ssh_private_key_file or
 ssh-agent, known_hosts, ProxyJump / ProxyCommand "ssh -W %h:%p bastion",
 ansible_become with sudo -n), runs every node layer there over SFTP and SSH
 (the checks of playbooks/verify.yml; nothing is copied to the hosts), then
 the cluster layers once with --kubeconfig, or with --cluster-from
 first-control-plane (kubespray's admin.conf of the first kube_control_plane
-host, the API server reached through that host's SSH connection). Passwords are never
-used. Exit 0 when no check failed, 1 when one failed or a host was
-unreachable, 2 on bad usage.
-`
+host, the API server reached through that host's SSH connection).
+Passwords are never used. Exit 0 when no check failed, 1 when one failed
+or a host was unreachable, 2 on bad usage.`
 
 func runVerify(ctx context.Context, args []string, s Streams) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(s.ErrOut)
-	fs.Usage = func() { _, _ = io.WriteString(s.ErrOut, verifyUsage); fs.PrintDefaults() }
+	fs := newFlags("verify", "-i INVENTORY [-i ...] [-e EXTRA]... [--limit HOSTS] [--kubeconfig FILE | --cluster-from first-control-plane] [options]", verifyAbout)
 	var inv, extra, layers, skip multiFlag
-	fs.Var(&inv, "i", "inventory source as for ansible-playbook (repeatable)")
-	fs.Var(&inv, "inventory", "same as -i")
-	fs.Var(&extra, "e", "extra vars as for ansible-playbook -e (repeatable)")
-	fs.Var(&extra, "extra-vars", "same as -e")
-	limit := fs.String("limit", "", "only these hosts or groups, comma-separated")
-	kubeconfig := fs.String("kubeconfig", "", "run the cluster layers once with this kubeconfig")
-	clusterFrom := fs.String("cluster-from", "", "first-control-plane: run the cluster layers with admin.conf of the first kube_control_plane host (read over SFTP), the API server reached through that host's SSH connection")
-	forks := fs.Int("forks", 50, "hosts checked at once")
-	format := fs.String("format", "text", "output format: "+strings.Join(fleet.Formats, ", "))
-	output := fs.String("output", "", "write the report to this file (default: standard output)")
-	acceptNew := fs.Bool("accept-new-host-keys", false, "add unknown host keys to known_hosts (as StrictHostKeyChecking=accept-new); changed keys are still refused")
-	connectTimeout := fs.Duration("connect-timeout", 10*time.Second, "time limit to connect and log in to a host")
-	hostTimeout := fs.Duration("host-timeout", 0, "time limit for a host's layers (default: 2 layer timeouts + 30s)")
-	now := fs.String("now", "", "judge certificates at this RFC 3339 time (default: now)")
-	fs.Var(&layers, "layer", "run only this node layer (repeatable)")
-	fs.Var(&skip, "skip", "skip this node layer (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &ExitError{Code: 2, Msg: err.Error()}
+	fs.multi(&inv, "i", "inventory", "INVENTORY", "inventory source as for ansible-playbook (repeatable)")
+	fs.multi(&extra, "e", "extra-vars", "EXTRA", "extra vars as for ansible-playbook -e (repeatable)")
+	var limitV, kubeconfigV, clusterFromV, output, nowV string
+	limit, kubeconfig, clusterFrom, now := &limitV, &kubeconfigV, &clusterFromV, &nowV
+	fs.str(limit, "", "limit", "HOSTS", "", "only these hosts or groups, comma-separated")
+	fs.str(kubeconfig, "", "kubeconfig", "FILE", "", "run the cluster layers once with this kubeconfig")
+	fs.str(clusterFrom, "", "cluster-from", "first-control-plane", "", "run the cluster layers with admin.conf of the first kube_control_plane host (read over SFTP), the API server reached through that host's SSH connection")
+	forksV := 50
+	forks := &forksV
+	fs.integer(forks, "forks", "N", 50, "hosts checked at once (default 50)")
+	formatV := "text"
+	format := &formatV
+	fs.str(format, "", "format", strings.Join(fleet.Formats, "|"), "text", "output format (default text)")
+	fs.str(&output, "", "output", "FILE", "", "write the report to this file (default: standard output)")
+	var acceptNewV bool
+	acceptNew := &acceptNewV
+	fs.boolean(acceptNew, "", "accept-new-host-keys", "add unknown host keys to known_hosts (as StrictHostKeyChecking=accept-new); changed keys are still refused")
+	var connectTimeoutV, hostTimeoutV time.Duration
+	connectTimeout, hostTimeout := &connectTimeoutV, &hostTimeoutV
+	fs.duration(connectTimeout, "connect-timeout", 10*time.Second, "time limit to connect and log in to a host")
+	fs.duration(hostTimeout, "host-timeout", 0, "time limit for a host's layers (default: 2 layer timeouts + 30s)")
+	fs.str(now, "", "now", "TIME", "", "judge certificates at this RFC 3339 time (default: now)")
+	fs.multi(&layers, "", "layer", "LAYER", "run only this node layer (repeatable)")
+	fs.multi(&skip, "", "skip", "LAYER", "skip this node layer (repeatable)")
+	if help, err := fs.parse(args, s); help || err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify takes no arguments, got %q", fs.Args())}
+	outputFile := &output
+	if fs.fs.NArg() > 0 {
+		return fs.usageError(fmt.Sprintf("verify takes no arguments, got %q", fs.fs.Args()))
 	}
 	if len(inv) == 0 {
 		return &ExitError{Code: 2, Msg: "verify: no inventory given (-i)"}
@@ -151,8 +149,8 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 		rep.ClusterSkipped = "no --kubeconfig or --cluster-from given"
 	}
 	var w io.Writer = s.Out
-	if *output != "" {
-		f, err := os.OpenFile(*output, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if *outputFile != "" {
+		f, err := os.OpenFile(*outputFile, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 		if err != nil {
 			return &ExitError{Code: 2, Msg: "verify: " + err.Error()}
 		}

@@ -17,11 +17,11 @@ import (
 // an ANSIBLE_COLLECTIONS_PATH): links to meta, roles, galaxy.yml, the
 // action plugin, plugin_utils, playbooks/verify.yml and the module
 // documentation, and the named modules (e.g. "node_facts") built from
-// ./cmd/<name> as <name>_linux_<arch> for this machine.
+// ./cmd/<name> as plugins/bin/<name>_linux_<arch> for this machine.
 func LayOutCollection(dir string, modules ...string) error {
 	repo := RepoRoot()
 	root := filepath.Join(dir, "ansible_collections", "layercheck", "kubespray")
-	for _, d := range []string{"plugins/modules", "playbooks"} {
+	for _, d := range []string{"plugins/modules", "plugins/bin", "playbooks"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return err
 		}
@@ -42,7 +42,7 @@ func LayOutCollection(dir string, modules ...string) error {
 		}
 	}
 	for _, m := range modules {
-		bin := filepath.Join(root, "plugins", "modules", m+"_linux_"+runtime.GOARCH)
+		bin := filepath.Join(root, "plugins", "bin", m+"_linux_"+runtime.GOARCH)
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/"+m)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")

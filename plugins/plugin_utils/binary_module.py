@@ -3,8 +3,11 @@
 """Run a layercheck Go binary module built for the target's platform.
 
 A binary module of this collection is shipped once per platform as
-``plugins/modules/<module>_<system>_<arch>`` (``make modules`` builds
-linux/amd64 and linux/arm64). The task names ``<module>``; this action
+``plugins/bin/<module>_<system>_<arch>`` (``make modules`` builds
+linux/amd64 and linux/arm64), outside ``plugins/modules`` so that Ansible
+does not take each binary for a module of its own (``ansible-doc -l``
+would list and warn about them). ``plugins/modules/<module>`` holds the
+module's documentation and a stub. The task names ``<module>``; this action
 picks the binary for the host the module executes on (the delegated host
 when the task has ``delegate_to``) from its ``ansible_system`` and
 ``ansible_architecture`` facts, gathering the ``platform`` fact subset when
@@ -13,6 +16,7 @@ mode, async, become and the remote tmp dir behave as for any module.
 """
 from __future__ import annotations
 
+import os
 import platform as _platform
 
 from ansible.errors import AnsibleActionFail
@@ -50,12 +54,11 @@ class BinaryModuleAction(ActionBase):
         module = self._task.resolved_action or self._task.action
         system, arch = self._target_platform(task_vars)
         goos, goarch = SYSTEMS.get(system), ARCHES.get(arch)
-        binary = "%s_%s_%s" % (module, goos or str(system).lower(), goarch or arch)
+        binary = "%s_%s_%s" % (module.rsplit(".", 1)[-1], goos or str(system).lower(), goarch or arch)
         found = None
         if goos and goarch:
-            found = self._shared_loader_obj.module_loader.find_plugin_with_context(
-                binary, collection_list=self._task.collections)
-        if not found or not found.resolved:
+            found = self._find_binary(module, binary)
+        if not found:
             raise AnsibleActionFail(
                 "no layercheck binary for %s/%s (module %s, looked for %s): %s"
                 % (goos or system, goarch or arch, module, binary, self.BINARY_HINT))
@@ -63,10 +66,34 @@ class BinaryModuleAction(ActionBase):
         args = self.module_args(task_vars)
         wrap_async = self._task.async_val and not self._connection.has_native_async
         result = merge_hash(result, self._execute_module(
-            module_name=binary, module_args=args, task_vars=task_vars, wrap_async=wrap_async))
+            module_name=found, module_args=args, task_vars=task_vars, wrap_async=wrap_async))
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
+
+    def _find_binary(self, module, binary):
+        """The name _execute_module runs the binary by, or None.
+
+        The binary is plugins/bin/<binary> of the collection the module's
+        stub (plugins/modules/<module>) was found in; that directory is
+        added to this worker's module search path, so Ansible builds,
+        transfers and runs the binary as any binary module.
+        """
+        loader = self._shared_loader_obj.module_loader
+        stub = loader.find_plugin_with_context(module, collection_list=self._task.collections)
+        if not stub or not stub.resolved or not stub.plugin_resolved_path:
+            return None
+        bindir = os.path.join(os.path.dirname(os.path.dirname(stub.plugin_resolved_path)), "bin")
+        if not os.path.isfile(os.path.join(bindir, binary)):
+            return None
+        loader.add_directory(bindir)
+        # ansible.legacy: the module search path, which now holds bindir.
+        name = "ansible.legacy." + binary
+        found = loader.find_plugin_with_context(name)
+        if not found or not found.resolved or \
+                os.path.realpath(os.path.dirname(found.plugin_resolved_path)) != os.path.realpath(bindir):
+            return None
+        return name
 
     def _target_platform(self, task_vars):
         """(ansible_system, ansible_architecture) of the host the module runs on."""

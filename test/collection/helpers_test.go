@@ -4,7 +4,7 @@
 // plain checkout (playbooks/lint.yml) and from a collection installed with
 // ansible-galaxy from the built tarball.
 //
-// The binaries come from `make modules` (plugins/modules/<module>_linux_<arch>);
+// The binaries come from `make modules` (plugins/bin/<module>_linux_<arch>);
 // `make test` builds them first. A missing binary or ansible-core fails the
 // tests, it never skips them.
 package collection
@@ -34,7 +34,7 @@ func requireBinaries(t *testing.T) string {
 	t.Helper()
 	var mine string
 	for _, arch := range []string{"amd64", "arm64"} {
-		p := filepath.Join(testutil.RepoRoot(), "plugins", "modules", "inventory_lint_linux_"+arch)
+		p := filepath.Join(testutil.RepoRoot(), "plugins", "bin", "inventory_lint_linux_"+arch)
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("%s missing: run `make modules` (or `make test`, which builds it): %v", p, err)
 		}

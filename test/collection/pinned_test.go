@@ -3,6 +3,7 @@ package collection
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,7 +41,9 @@ func TestPinnedAnsibleStringBooleans(t *testing.T) {
 
 	r := runCmd(t, t.TempDir(), envv, playbook, "-i", inv, "-e", extra, "-e", "helm_enabled=false", lintPlaybook())
 	require.NotEqual(t, 0, r.code, "helm_enabled=false passed under ansible-core 2.18:\n%s", r.out)
-	assert.Contains(t, r.out, `helm_enabled is the str \"false\", not a boolean: under ansible-core 2.18 it is TRUE although you wrote \"false\": kubespray acts on it at roles/kubernetes-apps/meta/main.yml:11`)
+	assert.Contains(t, r.out, `helm_enabled is the str "false", not a boolean: under ansible-core 2.18 it is TRUE although you wrote "false": kubespray acts on it at roles/kubernetes-apps/meta/main.yml:11`)
+	assert.Equal(t, 1, strings.Count(r.out, `-e: helm_enabled = "false"`), "the report once:\n%s", r.out)
+	assert.Equal(t, 1, strings.Count(r.out, "fatal: "), "one failure:\n%s", r.out)
 
 	r = runCmd(t, t.TempDir(), envv, playbook, "-i", inv, "-e", extra, "-e", `{"helm_enabled": false}`, lintPlaybook())
 	require.Equal(t, 0, r.code, "a JSON boolean failed under ansible-core 2.18:\n%s", r.out)
@@ -57,7 +60,7 @@ func TestStringBooleansUnder219(t *testing.T) {
 	extra := `{"layercheck_lint_kubespray_version": "v2.31.0"}`
 	r := run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, "-e", extra, "-e", "helm_enabled=false", lintPlaybook())
 	require.NotEqual(t, 0, r.code, "helm_enabled=false passed under ansible-core 2.19:\n%s", r.out)
-	assert.Contains(t, r.out, `helm_enabled is the str \"false\", not a boolean`)
+	assert.Contains(t, r.out, `-e: helm_enabled = "false" (all 3 hosts): helm_enabled is the str "false", not a boolean`)
 	assert.NotContains(t, r.out, "it is TRUE although")
 	r = run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, "-e", extra, "-e", `{"helm_enabled": false}`, lintPlaybook())
 	require.Equal(t, 0, r.code, "a JSON boolean failed under ansible-core 2.19:\n%s", r.out)

@@ -71,37 +71,30 @@ func TestCheckoutPlaybookBrokenInventory(t *testing.T) {
 		t.Fatalf("lint of a broken inventory passed:\n%s", r.out)
 	}
 	for _, want := range []string{
-		"helm_enabled = \"true\" at group_vars/k8s_cluster/addons.yml:2:15",
-		"Fix: helm_enabled: true",
-		"kube_proxy_strict_arp = \"yes\" at host_vars/node2.yml:2:24",
-		"node1: 1 layercheck lint error(s)",
-		"node2: 2 layercheck lint error(s)",
+		"layercheck lint: 2 errors, 0 warnings (",
+		"string-as-bool (2): ",
+		"  group_vars/k8s_cluster/addons.yml:2:15: helm_enabled = \"true\" (all 3 hosts): helm_enabled is the str \"true\", not a boolean\n    fix: helm_enabled: true\n",
+		"  host_vars/node2.yml:2:24: kube_proxy_strict_arp = \"yes\" (hosts: node2): ",
+		"fix the errors listed above and run again",
 	} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.out)
 		}
 	}
-	for _, h := range nodes {
-		recap(t, r.out, h, "unreachable=0    failed=1")
-	}
-
-	// Once for the play (what auto picks for large plays): one message
-	// listing every error with the hosts it affects.
-	r = run(t, t.TempDir(), env(t), "ansible-playbook", "-i", inv, lintPlaybook(), "-e", "layercheck_lint_assert=once")
-	if r.code == 0 {
-		t.Fatalf("lint of a broken inventory passed with layercheck_lint_assert=once:\n%s", r.out)
-	}
-	for _, want := range []string{
-		"2 layercheck lint error(s) in the inventory of 3 hosts",
-		"helm_enabled = \"true\" at group_vars/k8s_cluster/addons.yml:2:15 (hosts: node1, node2, node3)",
-		"kube_proxy_strict_arp = \"yes\" at host_vars/node2.yml:2:24 (hosts: node2)",
-	} {
-		if !strings.Contains(r.out, want) {
-			t.Errorf("once: output lacks %q:\n%s", want, r.out)
+	// One report, one failure, no Ansible error block with the role's source.
+	for what, n := range map[string]int{"helm_enabled = ": 1, "fatal: ": 1, "[ERROR]": 0, "Origin:": 0, "Why": 0, "why:": 0} {
+		if got := strings.Count(r.out, what); got != n {
+			t.Errorf("%q %d times, want %d:\n%s", what, got, n, r.out)
 		}
 	}
-	if n := strings.Count(r.out, "[ERROR]: Task failed"); n != 1 {
-		t.Errorf("once: want one failure message, got %d:\n%s", n, r.out)
+	recap(t, r.out, "node1", "unreachable=0    failed=1")
+	for _, h := range nodes {
+		recap(t, r.out, h, "unreachable=0")
+	}
+	// -v adds each finding's why, still once.
+	r = run(t, t.TempDir(), env(t), "ansible-playbook", "-v", "-i", inv, lintPlaybook())
+	if n := strings.Count(r.out, "\n    why: ansible-core >= 2.19 fails kubespray's `helm_enabled`"); r.code == 0 || n != 1 {
+		t.Errorf("-v: want the failure with helm_enabled's why once, got exit %d and %d:\n%s", r.code, n, r.out)
 	}
 }
 
@@ -150,7 +143,7 @@ func TestExtraVarsTypesFromAnsible(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("-e helm_enabled=true (a str) passed the lint:\n%s", r.out)
 	}
-	for _, want := range []string{`helm_enabled = "true" at -e`, `Fix: -e '{"helm_enabled": true}'`} {
+	for _, want := range []string{`-e: helm_enabled = "true"`, `fix: -e '{"helm_enabled": true}'`} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.out)
 		}
@@ -245,7 +238,7 @@ func TestInstalledCollection(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"MANIFEST.json", "README.md", "LICENSE", "meta/runtime.yml", "plugins/action/inventory_lint.py",
-		"plugins/modules/inventory_lint.yml", "plugins/modules/inventory_lint_linux_amd64", "plugins/modules/inventory_lint_linux_arm64",
+		"plugins/modules/inventory_lint.yml", "plugins/bin/inventory_lint_linux_amd64", "plugins/bin/inventory_lint_linux_arm64",
 		"roles/lint/meta/argument_specs.yml", "roles/lint/tasks/run.yml", "playbooks/lint.yml"} {
 		if !files[f] {
 			t.Errorf("tarball lacks %s", f)
@@ -257,6 +250,7 @@ func TestInstalledCollection(t *testing.T) {
 		t.Fatalf("ansible-galaxy collection install (exit %d):\n%s", r.code, r.out)
 	}
 	e = append(e, "ANSIBLE_COLLECTIONS_PATH="+colls)
+	assertDocList(t, e)
 	r = run(t, work, e, "ansible-doc", "layercheck.kubespray.inventory_lint")
 	if r.code != 0 {
 		t.Fatalf("ansible-doc (exit %d):\n%s", r.code, r.out)
@@ -269,8 +263,9 @@ func TestInstalledCollection(t *testing.T) {
 	}
 
 	inv := inventory(t, false)
-	r = run(t, work, e, "ansible-playbook", "-i", inv, "layercheck.kubespray.lint", "-e", "helm_enabled=true")
-	if r.code == 0 || !strings.Contains(r.out, `helm_enabled = "true" at -e`) ||
+	// The task path on failure names the role the playbook ran.
+	r = run(t, work, append(e, "ANSIBLE_SHOW_TASK_PATH_ON_FAILURE=true"), "ansible-playbook", "-i", inv, "layercheck.kubespray.lint", "-e", "helm_enabled=true")
+	if r.code == 0 || !strings.Contains(r.out, `-e: helm_enabled = "true"`) ||
 		!strings.Contains(r.out, filepath.Join(colls, "ansible_collections", "layercheck", "kubespray", "roles", "lint")) {
 		t.Errorf("installed layercheck.kubespray.lint -e helm_enabled=true: want a failure naming helm_enabled at -e from the installed role (exit %d):\n%s", r.code, r.out)
 	}

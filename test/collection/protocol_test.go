@@ -116,7 +116,8 @@ func TestResolvedValuesFromAnsible(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("helm_enabled resolved to a str by Ansible passed the lint:\n%s", r.out)
 	}
-	for _, want := range []string{`error string-as-bool: helm_enabled = "true"`, `info ansible-type-mismatch: helm_enabled`} {
+	for _, want := range []string{"\nstring-as-bool (1): ", `: helm_enabled = "true" (all 3 hosts): helm_enabled is the str "true", not a boolean`,
+		"\nINFO\nansible-type-mismatch (1): ", "Ansible resolved helm_enabled to the str \"true\""} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.out)
 		}
@@ -149,7 +150,32 @@ func TestDocFromCheckout(t *testing.T) {
 		}
 	}
 	r = run(t, t.TempDir(), e, "ansible-doc", "-t", "role", "layercheck.kubespray.lint")
-	if r.code != 0 || !strings.Contains(r.out, "layercheck_lint_assert") || !strings.Contains(r.out, "layercheck_lint_fail_on_errors") {
+	if r.code != 0 || !strings.Contains(r.out, "layercheck_lint_hosts_listed") || !strings.Contains(r.out, "layercheck_lint_fail_on_errors") {
 		t.Errorf("ansible-doc -t role: want the role's argument spec (exit %d):\n%s", r.code, r.out)
 	}
+}
+
+// ansible-doc -l lists the three modules and nothing else, without a
+// warning: the per-arch binaries in plugins/bin are not taken for modules.
+func assertDocList(t *testing.T, e []string) {
+	t.Helper()
+	r := run(t, t.TempDir(), e, "ansible-doc", "-l", "layercheck.kubespray")
+	if r.code != 0 {
+		t.Fatalf("ansible-doc -l (exit %d):\n%s", r.code, r.out)
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			names = append(names, f[0])
+		}
+	}
+	want := []string{"layercheck.kubespray.cluster_facts", "layercheck.kubespray.inventory_lint", "layercheck.kubespray.node_facts"}
+	if strings.Join(names, " ") != strings.Join(want, " ") || strings.Contains(r.out, "WARNING") {
+		t.Errorf("ansible-doc -l layercheck.kubespray: want exactly %v and no warning, got:\n%s", want, r.out)
+	}
+}
+
+func TestDocListFromCheckout(t *testing.T) {
+	requireBinaries(t)
+	assertDocList(t, env(t, "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(testutil.RepoRoot(), "playbooks", "collections")))
 }

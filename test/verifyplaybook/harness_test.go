@@ -128,11 +128,12 @@ func collectionsPath(coll, target string) string {
 }
 
 // checkoutModule builds node_facts for this machine into the checkout's
-// plugins/modules, as `make modules` does (the file is git-ignored), via a
+// plugins/bin, as `make modules` does (the file is git-ignored), via a
 // rename so a concurrent reader never sees half a binary.
 func checkoutModule(t *testing.T) {
 	t.Helper()
-	dst := filepath.Join(testutil.RepoRoot(), "plugins", "modules", "node_facts_linux_"+runtime.GOARCH)
+	dst := filepath.Join(testutil.RepoRoot(), "plugins", "bin", "node_facts_linux_"+runtime.GOARCH)
+	must(t, os.MkdirAll(filepath.Dir(dst), 0o755))
 	tmp := dst + fmt.Sprintf(".tmp%d", os.Getpid())
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, "./cmd/node_facts")
 	cmd.Dir = testutil.RepoRoot()

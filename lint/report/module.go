@@ -1,4 +1,9 @@
-package main
+// Package report turns a lint.Report into what operators and Ansible read:
+// the per-host reports (ansible_facts.layercheck_lint), one-line findings
+// for assert messages, the text the CLI prints, and the whole
+// inventory_lint module run (Run), so the module and `layercheck lint`
+// share one rendering.
+package report
 
 import (
 	"context"
@@ -6,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
@@ -14,10 +18,10 @@ import (
 	"github.com/layercheck/layercheck/parser"
 )
 
-// options are the module's options (plugins/modules/inventory_lint.yml
+// Options are the module's options (plugins/modules/inventory_lint.yml
 // documents them). extra_vars, extra_vars_args and resolved are filled in
 // by the action plugin; they are no_log because they may hold secrets.
-type options struct {
+type Options struct {
 	// Inventory are the inventory sources (-i arguments), absolute or
 	// relative to the directory ansible-playbook was started in; the action
 	// plugin defaults them to ansible_inventory_sources.
@@ -65,36 +69,17 @@ type resolvedOption struct {
 	Hosts  map[string][]int    `json:"hosts"`
 }
 
-// defaultHostsListed is how many host names a finding keeps in a per-host
-// report; a setting in group_vars/all affects every host, and 5,000 names
-// in each of 5,000 host facts would not be workable.
-const defaultHostsListed = 10
-
-// hostFinding is a finding in a per-host report: Hosts abridged to
-// hosts_listed names, HostsTotal saying how many there are.
-type hostFinding struct {
-	lint.Finding
-	HostsTotal int `json:"hosts_total,omitempty"`
-	// Text is the finding on one line, for assert and debug messages.
-	Text string `json:"text"`
-}
-
-// hostReport is ansible_facts.layercheck_lint: the findings affecting one
-// host plus the global ones.
-type hostReport struct {
-	Catalogue string `json:"catalogue"`
-	// LocationsRelativeTo: see lint.Report.
-	LocationsRelativeTo string        `json:"locations_relative_to,omitempty"`
-	Errors              int           `json:"errors"`
-	Warnings            int           `json:"warnings"`
-	Findings            []hostFinding `json:"findings"`
-}
-
-func run(ctx context.Context, o *options) (*module.Result, error) {
+// Run is the module inventory_lint: it loads the inventory sources, the
+// extra vars and the catalogue the options name, lints them and returns
+// the module's answer: msg, warnings, report (the lint.Report), lines (one
+// Line per finding), summary (Summary), text (Grouped, each finding's why
+// from verbosity 1, ansible-playbook -v), ansible_facts.layercheck_lint
+// for Host and host_reports for Hosts. Errors name the option or file at fault.
+func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error) {
 	if len(o.Inventory) == 0 {
 		return nil, errors.New("option inventory is empty: give the inventory sources (the action plugin defaults it to ansible_inventory_sources)")
 	}
-	listed := defaultHostsListed
+	listed := DefaultHostsListed
 	if o.HostsListed != nil {
 		if *o.HostsListed < 0 {
 			return nil, fmt.Errorf("option hosts_listed must be 0 or more, got %d", *o.HostsListed)
@@ -127,7 +112,6 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	pruneAgreeing(inv, extra, resolved)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -142,44 +126,42 @@ func run(ctx context.Context, o *options) (*module.Result, error) {
 		}
 	}
 	rep := lint.Run(in)
+	// The suppressions layercheck lint applies too (comments and the
+	// inventory's .layercheck.yml), so the playbook and the CLI agree.
+	if dir := InventoryDir(o.Inventory[0]); dir != "" {
+		sup := Suppressions{Base: dir, Comments: true}
+		if rep.LocationsRelativeTo != "" {
+			sup.Base = rep.LocationsRelativeTo
+		}
+		if sup.Config, err = LoadConfig("", dir); err != nil {
+			return nil, err
+		}
+		sup.Apply(rep)
+	}
 
 	lines := make([]string, 0, len(rep.Findings))
 	for _, f := range rep.Findings {
-		lines = append(lines, text(f, listed))
+		lines = append(lines, Line(f, listed))
 	}
 	res := &module.Result{
 		Msg:      fmt.Sprintf("inventory lint: %d errors, %d warnings (%s)", rep.Errors, rep.Warnings, rep.Catalogue),
 		Warnings: append(append([]string(nil), inv.Warnings...), extraWarnings...),
-		Extra:    map[string]any{"report": rep, "lines": lines},
+		Extra: map[string]any{"report": rep, "lines": lines,
+			"summary": Summary(rep), "text": Grouped(rep, listed, len(inv.Hosts), verbosity > 0)},
 	}
 	if o.Host != "" {
-		res.AnsibleFacts = map[string]any{"layercheck_lint": forHost(rep, o.Host, listed)}
+		res.AnsibleFacts = map[string]any{"layercheck_lint": ForHost(rep, o.Host, listed)}
 	}
 	if o.Hosts != nil {
-		hr := make(map[string]*hostReport, len(o.Hosts))
+		hr := make(map[string]*Host, len(o.Hosts))
 		for _, h := range o.Hosts {
 			if _, done := hr[h]; !done {
-				hr[h] = forHost(rep, h, listed)
+				hr[h] = ForHost(rep, h, listed)
 			}
 		}
 		res.Extra["host_reports"] = hr
 	}
 	return res, nil
-}
-
-// forHost is rep.ForHost(host) with each finding's host list abridged.
-func forHost(rep *lint.Report, host string, listed int) *hostReport {
-	r := rep.ForHost(host)
-	out := &hostReport{Catalogue: r.Catalogue, LocationsRelativeTo: r.LocationsRelativeTo, Errors: r.Errors, Warnings: r.Warnings, Findings: make([]hostFinding, 0, len(r.Findings))}
-	for _, f := range r.Findings {
-		hf := hostFinding{Finding: f, Text: text(f, listed)}
-		if len(f.Hosts) > listed {
-			hf.HostsTotal = len(f.Hosts)
-			hf.Hosts = f.Hosts[:listed:listed]
-		}
-		out.Findings = append(out.Findings, hf)
-	}
-	return out
 }
 
 // extraVars builds the -e values: types from Ansible's loaded values
@@ -255,7 +237,7 @@ func adopt(ansible, ours *parser.Value) *parser.Value {
 		setPos(ansible, parser.Pos{File: parser.ExtraVarsFile}, parser.OriginAnsible)
 		return ansible
 	}
-	if sameValue(ansible, ours) {
+	if lint.SameValue(ansible, ours) {
 		return ours
 	}
 	setPos(ansible, ours.Pos, ours.Origin)
@@ -272,43 +254,6 @@ func setPos(v *parser.Value, p parser.Pos, o parser.Origin) {
 			setPos(v.Map.Values[k], p, o)
 		}
 	}
-}
-
-// sameValue reports whether a and b have the same kinds and scalar payloads
-// all the way down (vault values compare by kind only).
-func sameValue(a, b *parser.Value) bool {
-	if a == nil || b == nil || a.Kind != b.Kind {
-		return a == b
-	}
-	switch a.Kind {
-	case parser.KindBool:
-		return a.Bool == b.Bool
-	case parser.KindInt:
-		return a.Int != nil && b.Int != nil && a.Int.Cmp(b.Int) == 0
-	case parser.KindFloat:
-		return a.Float == b.Float
-	case parser.KindString:
-		return a.Str == b.Str
-	case parser.KindList:
-		if len(a.List) != len(b.List) {
-			return false
-		}
-		for i := range a.List {
-			if !sameValue(a.List[i], b.List[i]) {
-				return false
-			}
-		}
-	case parser.KindMap:
-		if a.Map.Len() != b.Map.Len() {
-			return false
-		}
-		for _, k := range a.Map.Keys {
-			if !sameValue(a.Map.Get(k), b.Map.Get(k)) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // resolvedValues expands the compact resolved option into one map per host.
@@ -356,72 +301,4 @@ func resolvedValues(r *resolvedOption) (map[string]*parser.Map, error) {
 		out[h] = m
 	}
 	return out, nil
-}
-
-// text renders a finding on one line: severity, rule, variable = value,
-// where, the hosts (abridged to listed names), what is wrong, why, and the fix.
-//
-//	error string-as-bool: helm_enabled = "true" at group_vars/all/all.yml:3:15 (hosts: node1, node2): ... Why: ... Fix: helm_enabled: true
-func text(f lint.Finding, listed int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s:", f.Severity, f.Rule)
-	if f.Variable != "" {
-		b.WriteString(" " + f.Variable)
-		if f.Value != "" {
-			b.WriteString(" = " + f.Value)
-		}
-	}
-	if f.Where != "" {
-		b.WriteString(" at " + f.Where)
-	}
-	if n := len(f.Hosts); n > 0 {
-		hs := f.Hosts
-		more := ""
-		if n > listed {
-			hs = hs[:listed]
-			more = fmt.Sprintf(" and %d more", n-listed)
-		}
-		if len(hs) == 0 {
-			fmt.Fprintf(&b, " (%d hosts)", n)
-		} else {
-			fmt.Fprintf(&b, " (hosts: %s%s)", strings.Join(hs, ", "), more)
-		}
-	}
-	if f.Message != "" {
-		b.WriteString(": " + f.Message)
-	}
-	if f.Why != "" {
-		b.WriteString(" Why: " + f.Why)
-	}
-	if f.Fix != "" {
-		b.WriteString(" Fix: " + f.Fix)
-	}
-	return b.String()
-}
-
-// pruneAgreeing drops from resolved every value that equals our own
-// resolution for the host (same type and value): it adds nothing, and our
-// value carries the file:line:col the finding must name. What is left are
-// the values where Ansible and our reading disagree (Ansible's type wins
-// there) and values we do not resolve at all.
-func pruneAgreeing(inv *parser.Inventory, extra *parser.Map, resolved map[string]*parser.Map) {
-	if len(resolved) == 0 {
-		return
-	}
-	kubespray.ApplyDynamicGroups(inv) // lint.Run applies it too; it is idempotent
-	for name, m := range resolved {
-		h := inv.Host(name)
-		if h == nil {
-			continue
-		}
-		ours := inv.HostVars(h, extra)
-		keep := parser.NewMap()
-		for _, k := range m.Keys {
-			if o := ours.Get(k); o != nil && sameValue(m.Values[k], o) {
-				continue
-			}
-			keep.Set(k, m.Values[k])
-		}
-		resolved[name] = keep
-	}
 }

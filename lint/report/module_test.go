@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -139,7 +139,7 @@ func TestForHostAbridgesHosts(t *testing.T) {
 		{Rule: "groups", Severity: lint.SeverityWarning, Message: "global"},
 		{Rule: "x", Severity: lint.SeverityError, Variable: "y", Hosts: []string{"b"}, Message: "only b"},
 	}}
-	r := forHost(rep, "a", 2)
+	r := ForHost(rep, "a", 2)
 	if r.Errors != 1 || r.Warnings != 1 || len(r.Findings) != 2 || r.Catalogue != "cat" {
 		t.Fatalf("report for a: %+v", r)
 	}
@@ -153,7 +153,7 @@ func TestForHostAbridgesHosts(t *testing.T) {
 	if len(rep.Findings[0].Hosts) != 4 {
 		t.Error("abridging changed the full report")
 	}
-	if got := text(rep.Findings[0], 0); !strings.Contains(got, "(4 hosts)") {
+	if got := Line(rep.Findings[0], 0); !strings.Contains(got, "(4 hosts)") {
 		t.Errorf("text with no names listed: %q", got)
 	}
 }
@@ -183,20 +183,20 @@ func TestModuleRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	var opts options
+	var opts Options
 	code := module.Run(context.Background(), []string{"inventory_lint", af}, &out, &opts, func(ctx context.Context, a *module.Args) (*module.Result, error) {
-		return run(ctx, &opts)
+		return Run(ctx, &opts, a.Internals.Verbosity)
 	})
 	if strings.Contains(out.String(), "s3cr3t") {
 		t.Errorf("an extra var's value is in the answer: %s", out.String())
 	}
 	var res struct {
-		Failed       bool                   `json:"failed"`
-		Msg          string                 `json:"msg"`
-		Report       lint.Report            `json:"report"`
-		HostReports  map[string]*hostReport `json:"host_reports"`
+		Failed       bool             `json:"failed"`
+		Msg          string           `json:"msg"`
+		Report       lint.Report      `json:"report"`
+		HostReports  map[string]*Host `json:"host_reports"`
 		AnsibleFacts struct {
-			Lint *hostReport `json:"layercheck_lint"`
+			Lint *Host `json:"layercheck_lint"`
 		} `json:"ansible_facts"`
 		Lines []string `json:"lines"`
 	}
@@ -233,9 +233,9 @@ func TestModuleRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		out.Reset()
-		opts = options{}
+		opts = Options{}
 		code := module.Run(context.Background(), []string{"inventory_lint", af}, &out, &opts, func(ctx context.Context, a *module.Args) (*module.Result, error) {
-			return run(ctx, &opts)
+			return Run(ctx, &opts, a.Internals.Verbosity)
 		})
 		if code == 0 || !strings.Contains(out.String(), tc.want) {
 			t.Errorf("args %s: want a failure naming %q, got (exit %d) %s", tc.args, tc.want, code, out.String())
