@@ -91,9 +91,20 @@ collection: venv modules
 	    echo "collection: Go sources or tests in the tarball (see build_ignore in galaxy.yml)"; exit 1; fi
 	@echo "collection: layercheck-kubespray-$(VERSION).tar.gz holds the binaries: $(MODULE_BINS)"
 
+# Every reader of user input under the fuzzer for FUZZTIME each (default
+# 30s; CI uses 60s, a release check e.g. FUZZTIME=10m). Not part of `make
+# test`. The fuzz cache stays in Go's cache; new crashers land in the
+# package's testdata/fuzz/ for review.
+FUZZTIME ?= 30s
+FUZZ_TIMEOUT ?= 2h
+FUZZ_TARGETS := parser:FuzzINI parser:FuzzYAML parser:FuzzJSONInventory parser:FuzzExtraVars \
+	parser:FuzzAnsibleCfg verify/node:FuzzKubeadmConfig verify/node:FuzzEtcdEnv verify/node:FuzzPEM verify/node:FuzzKubeconfig
 fuzz:
-	$(GO) test ./parser -run '^$$' -fuzz FuzzINI -fuzztime 30s
-	$(GO) test ./parser -run '^$$' -fuzz FuzzYAML -fuzztime 30s
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t#*:}; \
+	  echo "fuzz ./$$pkg $$name for $(FUZZTIME)"; \
+	  $(GO) test ./$$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -timeout $(FUZZ_TIMEOUT); \
+	done
 
 # Benchmarks print figures and ratios; none is asserted in the test suite.
 bench: venv build kube-harness ssh-deps

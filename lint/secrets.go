@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"github.com/layercheck/layercheck/redact"
 	"regexp"
 	"strconv"
 	"strings"
@@ -9,51 +10,9 @@ import (
 // Hidden replaces a secret value in every field of a finding.
 const Hidden = "<hidden>"
 
-// secretWords are the name parts that mark a variable as holding a secret:
-// kubespray's kube_encrypt_token, kubeadm_certificate_key,
-// kube_oidc_client_secret ..., Ansible's ansible_password,
-// ansible_become_password, ansible_ssh_pass ...
-var secretWords = map[string]bool{
-	"password": true, "passwords": true, "passwd": true, "pass": true, "pwd": true, "passphrase": true,
-	"secret": true, "secrets": true, "token": true, "tokens": true, "key": true, "keys": true,
-	"credential": true, "credentials": true, "creds": true, "apikey": true, "privatekey": true, "htpasswd": true,
-}
-
-// secretTail are the parts that may follow a secret word and still name the
-// secret itself (client_key_data); any other part after the last secret
-// word names something about it (ssh_key_path, etcd_key_size,
-// kubeadm_token_ttl, kube_token_auth, vault_password_file), not the secret.
-var secretTail = map[string]bool{
-	"data": true, "content": true, "contents": true, "value": true, "b64": true, "base64": true, "pem": true, "text": true,
-}
-
-var nameSplit = regexp.MustCompile(`[^a-z0-9]+`)
-
-// SecretName reports whether a variable name looks like it holds a secret:
-// its last part that is a secret word (password, passwd, pass, secret,
-// token, key, credentials, ...; or a part ending in password, passwd,
-// secret or token, as clientsecret) is followed only by parts such as data,
-// content or value. Dots and brackets separate parts too, so a nested key
-// (cloud.password) counts.
-func SecretName(name string) bool {
-	parts := nameSplit.Split(strings.ToLower(name), -1)
-	last := -1
-	for i, p := range parts {
-		if secretWords[p] || strings.HasSuffix(p, "password") || strings.HasSuffix(p, "passwd") ||
-			strings.HasSuffix(p, "secret") || strings.HasSuffix(p, "token") {
-			last = i
-		}
-	}
-	if last < 0 {
-		return false
-	}
-	for _, p := range parts[last+1:] {
-		if p != "" && !secretTail[p] {
-			return false
-		}
-	}
-	return true
-}
+// SecretName reports whether a variable name looks like it holds a secret;
+// it is redact.SecretName, the one definition every output path uses.
+func SecretName(name string) bool { return redact.SecretName(name) }
 
 var identifier = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 

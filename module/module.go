@@ -11,11 +11,14 @@
 package module
 
 import (
+	"syscall"
+
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layercheck/layercheck/redact"
 	"io"
 	"os"
 	"reflect"
@@ -234,31 +237,34 @@ type Func func(ctx context.Context, args *Args) (*Result, error)
 // the result failed). Panics in fn become a failed result, not a trace on
 // stdout.
 func Run(ctx context.Context, argv []string, stdout io.Writer, opts any, fn Func) int {
-	res := run(ctx, argv, opts, fn)
+	res, red := run(ctx, argv, opts, fn)
 	b, err := json.Marshal(res)
 	if err != nil {
 		b, _ = json.Marshal(map[string]any{"failed": true, "changed": false, "msg": "cannot encode module result: " + err.Error()})
 		res.Failed = true
 	}
-	stdout.Write(append(b, '\n'))
+	// every module result leaves through the one redaction
+	stdout.Write(append(red.Bytes(b), '\n'))
 	if res.Failed {
 		return 1
 	}
 	return 0
 }
 
-func run(ctx context.Context, argv []string, opts any, fn Func) (res *Result) {
+func run(ctx context.Context, argv []string, opts any, fn Func) (res *Result, red *redact.Redactor) {
+	red = redact.New()
 	if len(argv) != 2 {
-		return &Result{Failed: true, Msg: fmt.Sprintf("a binary module takes exactly one argument, the path of its JSON arguments file; got %d", len(argv)-1)}
+		return &Result{Failed: true, Msg: fmt.Sprintf("a binary module takes exactly one argument, the path of its JSON arguments file; got %d", len(argv)-1)}, red
 	}
-	data, err := os.ReadFile(argv[1])
+	data, err := readArgsFile(argv[1])
 	if err != nil {
-		return &Result{Failed: true, Msg: "cannot read module arguments: " + err.Error()}
+		return &Result{Failed: true, Msg: "cannot read module arguments: " + err.Error()}, red
 	}
 	args, err := ParseArgs(data, opts)
+	red = redact.New(NoLogValues(args, opts)...)
 	inv := invocation(args, opts)
 	if err != nil {
-		return &Result{Failed: true, Msg: err.Error(), invocation: inv}
+		return &Result{Failed: true, Msg: err.Error(), invocation: inv}, red
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -279,7 +285,90 @@ func run(ctx context.Context, argv []string, opts any, fn Func) (res *Result) {
 		}
 	}
 	res.invocation = inv
-	return res
+	return res, red
+}
+
+// maxArgsBytes bounds the arguments file (Ansible writes a few kB; the
+// lint's resolved values for 5,000 hosts stay far below).
+const maxArgsBytes = 256 << 20
+
+// readArgsFile reads the arguments file: a regular file of at most
+// maxArgsBytes, never blocking on a FIFO.
+func readArgsFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxArgsBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxArgsBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxArgsBytes)
+	}
+	return b, nil
+}
+
+// NoLogValues are the option values the result must not show, from the
+// options tagged ansible:"no_log": with _ansible_no_log (no_log: true on
+// the task) every string in them (an "@file" also without its "@");
+// otherwise the values of keys whose name looks secret (redact.SecretName)
+// and of secret-named name=value words. The values themselves are never
+// returned to Ansible.
+func NoLogValues(args *Args, opts any) []string {
+	if args == nil {
+		return nil
+	}
+	masked := noLogFields(reflect.TypeOf(opts))
+	var out []string
+	var walk func(name string, v any, all bool)
+	walk = func(name string, v any, all bool) {
+		switch x := v.(type) {
+		case string:
+			if all || redact.SecretName(name) {
+				out = append(out, x)
+				if all && strings.HasPrefix(x, "@") {
+					out = append(out, x[1:])
+				}
+			}
+			for _, w := range strings.Fields(x) {
+				if k, val, ok := strings.Cut(w, "="); ok && redact.SecretName(k) {
+					out = append(out, strings.Trim(val, `"'`))
+				}
+			}
+		case []any:
+			for _, it := range x {
+				walk(name, it, all)
+			}
+		case map[string]any:
+			for k, it := range x {
+				walk(k, it, all || redact.SecretName(k))
+			}
+		}
+	}
+	keys := make([]string, 0, len(args.User))
+	for k := range args.User {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !masked[k] {
+			continue
+		}
+		var v any
+		if json.Unmarshal(args.User[k], &v) == nil {
+			walk(k, v, args.Internals.NoLog)
+		}
+	}
+	return out
 }
 
 // invocation echoes the user options with no_log values masked; with

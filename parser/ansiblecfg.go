@@ -3,6 +3,7 @@ package parser
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -110,6 +111,15 @@ func FindAnsibleCfg(env AnsibleCfgEnv) string {
 		paths = append(paths, env.System)
 	}
 	for _, p := range paths {
+		err := CheckRegular(p)
+		var ke *FileKindError
+		if errors.As(err, &ke) {
+			// a FIFO or device: found (reading it is the error), never opened
+			return p
+		}
+		if err != nil {
+			continue
+		}
 		if f, err := os.Open(p); err == nil {
 			f.Close()
 			return p
@@ -148,8 +158,12 @@ func AnsibleInventoryIgnore(env AnsibleCfgEnv) (InventoryIgnore, error) {
 		if cfg == nil && cfgPath == "" {
 			cfgPath = FindAnsibleCfg(env)
 			if cfgPath != "" {
-				data, err := os.ReadFile(cfgPath)
+				data, err := ReadFile(cfgPath, 0)
 				if err != nil {
+					var ke *FileKindError
+					if errors.As(err, &ke) {
+						return nil, err
+					}
 					return nil, fmt.Errorf("%s: %v", cfgPath, err)
 				}
 				if cfg, err = parseAnsibleCfg(cfgPath, data); err != nil {

@@ -1,8 +1,8 @@
 package parser
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,11 +29,16 @@ func ParseExtraVars(args []string) (*Map, error) {
 		switch {
 		case strings.HasPrefix(arg, "@"):
 			path := arg[1:]
-			b, rerr := os.ReadFile(path)
+			b, rerr := ReadFile(path, 0)
 			if rerr != nil {
+				var ke *FileKindError
+				var se *FileSizeError
+				if errors.As(rerr, &ke) || errors.As(rerr, &se) {
+					return nil, fmt.Errorf("-e %s: %w", arg, rerr)
+				}
 				return nil, fmt.Errorf("-e %s: %v", arg, rerr)
 			}
-			if strings.HasPrefix(string(b), "$ANSIBLE_VAULT") {
+			if isVault(b) {
 				return nil, fmt.Errorf("%s: whole-file ansible-vault extra vars cannot be read without the vault password", path)
 			}
 			data, err = loadData(path, b, nil)

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -67,6 +68,80 @@ func FuzzYAML(f *testing.F) {
 		}
 		if _, err := inv.ListJSON(); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzJSONInventory feeds arbitrary text to the JSON loader and the
+// inventory plugin as for hosts.json.
+func FuzzJSONInventory(f *testing.F) {
+	for _, s := range []string{
+		`{"all": {"hosts": {"h1": {"a": 1}}, "children": {"g": {"hosts": {"h2": null}}}, "vars": {"x": [1, 2.5, true, null]}}}`,
+		`{"all": {"vars": {"v": {"__ansible_vault": "$ANSIBLE_VAULT;1.1;AES256\n61"}, "u": {"__ansible_unsafe": "{{x}}"}}}}`,
+		`{"a": NaN, "b": -Infinity, "c": 123456789012345678901234567890, "d": "\ud83d\ude00", "a": 2}`,
+		`[[[[[[[[[[]]]]]]]]]]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		inv := newInventory()
+		if err := inv.parseYAMLInventory("fuzz.json", []byte(s)); err != nil {
+			return
+		}
+		inv.reconcile()
+		for _, h := range inv.Hosts {
+			inv.HostVars(h, nil)
+		}
+		if _, err := inv.ListJSON(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzExtraVars feeds arbitrary -e arguments (k=v, inline JSON or YAML).
+func FuzzExtraVars(f *testing.F) {
+	for _, s := range []string{
+		`a=1 b="x y" c='z' d=\n`,
+		`{"a": [1, {"b": null}]}`,
+		"[1, 2]",
+		"a: {b: c}",
+		`k=v=w _raw x="unterminated`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.HasPrefix(s, "@") {
+			return // files: FuzzYAML and FuzzJSONInventory read their contents
+		}
+		m, err := ParseExtraVars([]string{s})
+		if err == nil && m == nil {
+			t.Fatal("no result and no error")
+		}
+	})
+}
+
+// FuzzAnsibleCfg feeds arbitrary text to the ansible.cfg (INI) reader.
+func FuzzAnsibleCfg(f *testing.F) {
+	for _, s := range []string{
+		"[defaults]\ninventory = hosts.ini\n[inventory]\nignore_patterns = artifacts, credentials\nignore_extensions = .bak, ~\n",
+		"[inventory]\nignore_extensions=\n  .a\n  .b\n; c\n# c\n",
+		"no section = 1\n",
+		"[a]\nk: v\n[a]\nk = w\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cfg, err := parseAnsibleCfg("ansible.cfg", []byte(s))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "ansible.cfg") {
+				t.Fatalf("error without the file: %v", err)
+			}
+			return
+		}
+		for sec, kv := range cfg {
+			if kv == nil {
+				t.Fatalf("section %q without its settings", sec)
+			}
 		}
 	})
 }

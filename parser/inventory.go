@@ -47,6 +47,16 @@ type Inventory struct {
 	groupVarsCache map[string]*Map
 	// ignored is the IGNORED regex for directory entries (LoadOptions.Ignore).
 	ignored *regexp.Regexp
+	// bytesRead counts the bytes of every file read, against MaxInventoryBytes.
+	bytesRead int64
+	// limitErr is the first limit hit (MaxHosts, MaxInventoryBytes): it
+	// stops the load even inside a directory source, where parse failures
+	// are only warnings.
+	limitErr error
+	// unparsedWarns is LoadOptions.UnparsedIsWarning.
+	unparsedWarns bool
+	// warned holds the warnings given, so each is given once.
+	warned map[string]bool
 }
 
 // VarsFile is one group_vars or host_vars file.

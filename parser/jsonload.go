@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -317,11 +318,60 @@ func (p *jsonParser) hex4() (rune, bool) {
 // loadData is ansible-core's DataLoader.load: JSON first, then YAML.
 func loadData(file string, data []byte, warn func(string)) (*Value, error) {
 	if v, ok := loadJSON(file, data); ok {
-		return v, nil
+		return v, checkDepth(v)
 	}
 	v, err := loadYAML(file, data, warn)
 	if err != nil {
 		return nil, err
 	}
-	return v, nil
+	return v, checkDepth(v)
+}
+
+// MaxNestingDepth is how deeply lists and dicts may nest in one YAML or
+// JSON file, the document's top-level collection counting 1. ansible-core
+// 2.19 (Python's default recursion limit of 1000) fails to load a document
+// nested about 163 (block style) to 168 (flow style) levels deep with
+// "maximum recursion depth exceeded": a group_vars file exits 250, an
+// inventory source is skipped with a warning. Anything layercheck loads,
+// ansible-core loads too.
+const MaxNestingDepth = 160
+
+// DepthError is a document nested deeper than MaxNestingDepth.
+type DepthError struct {
+	Pos   Pos // the first collection past the limit
+	Limit int
+}
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("%s: maximum nesting depth exceeded: lists and dicts nest more than %d levels deep here, which ansible-core cannot load (RecursionError)", e.Pos, e.Limit)
+}
+
+// checkDepth returns a *DepthError when v nests deeper than MaxNestingDepth.
+func checkDepth(v *Value) error {
+	if p, ok := tooDeep(v, 1); ok {
+		return &DepthError{Pos: p, Limit: MaxNestingDepth}
+	}
+	return nil
+}
+
+func tooDeep(v *Value, depth int) (Pos, bool) {
+	if v == nil || (v.Kind != KindList && v.Kind != KindMap) {
+		return Pos{}, false
+	}
+	if depth > MaxNestingDepth {
+		return v.Pos, true
+	}
+	for _, it := range v.List {
+		if p, ok := tooDeep(it, depth+1); ok {
+			return p, true
+		}
+	}
+	if v.Kind == KindMap && v.Map != nil {
+		for _, k := range v.Map.Keys {
+			if p, ok := tooDeep(v.Map.Values[k], depth+1); ok {
+				return p, true
+			}
+		}
+	}
+	return Pos{}, false
 }

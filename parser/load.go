@@ -37,6 +37,37 @@ type LoadOptions struct {
 	// default (INVENTORY_IGNORE_EXTS as shipped, no INVENTORY_IGNORE_PATTERNS).
 	// AnsibleInventoryIgnore reads the values Ansible would use.
 	Ignore InventoryIgnore
+	// UnparsedIsWarning makes a top-level source that no plugin can parse
+	// (or a whole-file vault inventory, or a missing one) a warning, as ansible-core does with
+	// its default INVENTORY_UNPARSED_IS_FAILED=false
+	// (ansible-inventory --list exits 0); without it such a source is a
+	// *SourceError. Special files, limits and group_vars/host_vars errors
+	// stay errors either way.
+	UnparsedIsWarning bool
+}
+
+// SourceError is a top-level inventory source that no plugin could parse.
+type SourceError struct {
+	Path  string
+	Msg   string
+	Vault bool // a whole-file ansible-vault inventory
+}
+
+func (e *SourceError) Error() string { return e.Msg }
+
+// isVault reports whether data is a whole-file ansible-vault.
+func isVault(data []byte) bool {
+	return strings.HasPrefix(strings.TrimLeft(string(data[:min(len(data), 64)]), " \t\r\n"), "$ANSIBLE_VAULT;")
+}
+
+// vaultHeader is the first line of a vault file ($ANSIBLE_VAULT;1.1;AES256),
+// which holds no secret.
+func vaultHeader(data []byte) string {
+	s := strings.TrimLeft(string(data[:min(len(data), 128)]), " \t\r\n")
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return s
 }
 
 // LoadWith is Load with options. An ignore pattern Go cannot compile is an
@@ -48,6 +79,7 @@ func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
 	}
 	inv := newInventory()
 	inv.ignored = ignored
+	inv.unparsedWarns = opts.UnparsedIsWarning
 	inv.Sources = append([]string(nil), sources...)
 	parsedAny := false
 	for _, src := range sources {
@@ -105,7 +137,30 @@ func newInventory() *Inventory {
 }
 
 func (inv *Inventory) warnf(format string, a ...any) {
-	inv.Warnings = append(inv.Warnings, fmt.Sprintf(format, a...))
+	inv.warn(fmt.Sprintf(format, a...))
+}
+
+// warn adds a warning once: the same text twice is given once.
+func (inv *Inventory) warn(w string) {
+	if inv.warned == nil {
+		inv.warned = map[string]bool{}
+	}
+	if inv.warned[w] {
+		return
+	}
+	inv.warned[w] = true
+	inv.Warnings = append(inv.Warnings, w)
+}
+
+// HostLimitError is an inventory with more than MaxHosts hosts after host
+// ranges are expanded.
+type HostLimitError struct {
+	Pos   Pos // the host line that went over the limit
+	Limit int
+}
+
+func (e *HostLimitError) Error() string {
+	return fmt.Sprintf("%s: the inventory expands to more than %d hosts (host ranges such as web[0:99999] count every host; set LAYERCHECK_MAX_HOSTS to allow more)", e.Pos, e.Limit)
 }
 
 // Host returns the named host, or nil.
@@ -270,6 +325,13 @@ func (inv *Inventory) addHost(name string, g *Group, port *Value, pos Pos, sourc
 	}
 	h, ok := inv.hosts[name]
 	if !ok {
+		if len(inv.hosts) >= MaxHosts {
+			err := &HostLimitError{Pos: pos, Limit: MaxHosts}
+			if inv.limitErr == nil {
+				inv.limitErr = err
+			}
+			return nil, err
+		}
 		h = &Host{Name: name, Vars: NewMap(), Pos: pos, Source: source}
 		if port != nil {
 			h.Vars.Set("ansible_port", port)
@@ -518,6 +580,11 @@ var invalidGroupChars = regexp.MustCompile(`^[\d\W]|[^\w]`)
 func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 	st, err := os.Stat(src)
 	if err != nil {
+		if top && inv.unparsedWarns && errors.Is(err, fs.ErrNotExist) {
+			// ansible-inventory: "Unable to parse X as an inventory source", exit 0
+			inv.warnf("Unable to parse %s as an inventory source: inventory source not found", src)
+			return false, nil
+		}
 		if top {
 			if errors.Is(err, fs.ErrNotExist) {
 				return false, fmt.Errorf("%s: inventory source not found", src)
@@ -555,8 +622,14 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 		}
 		return parsed, nil
 	}
-	data, err := os.ReadFile(src)
+	data, err := inv.readCounted(src)
 	if err != nil {
+		var ke *FileKindError
+		if errors.As(err, &ke) || isLimitError(err) {
+			// never skipped quietly: a FIFO would hang Ansible, a limit
+			// stops the load
+			return false, err
+		}
 		if top {
 			return false, fmt.Errorf("%s: %v", src, err)
 		}
@@ -575,22 +648,40 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 		inv.unparsed(Pos{File: src}, "TOML inventories are not supported")
 		return false, nil
 	}
+	if isVault(data) {
+		// ansible-core tries to decrypt it with every plugin and, without
+		// a vault password, warns and skips it; never read it as INI
+		msg := fmt.Sprintf("Unable to parse %s as an inventory source: it is a whole-file ansible-vault inventory (%s), which cannot be read without the vault password; its hosts and groups are unknown", src, vaultHeader(data))
+		if top && !inv.unparsedWarns {
+			return false, &SourceError{Path: src, Msg: msg, Vault: true}
+		}
+		inv.warnf("%s", msg)
+		inv.unparsed(Pos{File: src, Line: 1}, "vault: whole-file ansible-vault inventory (not decrypted)")
+		return false, nil
+	}
 	var yamlErr, iniErr error
 	if ext == "" || ext == ".yml" || ext == ".yaml" || ext == ".json" {
 		// like Ansible, a plugin that fails half way leaves what it added
 		yamlErr = guard(src, func() error { return inv.parseYAMLInventory(src, data) })
+		if inv.limitErr != nil {
+			return false, inv.limitErr
+		}
 		if yamlErr == nil {
 			return true, nil
 		}
 		failures = append(failures, "yaml: "+yamlErr.Error())
 	}
-	if iniErr = guard(src, func() error { return inv.parseINI(src, data) }); iniErr == nil {
+	iniErr = guard(src, func() error { return inv.parseINI(src, data) })
+	if inv.limitErr != nil {
+		return false, inv.limitErr
+	}
+	if iniErr == nil {
 		return true, nil
 	}
 	failures = append(failures, "ini: "+iniErr.Error())
 	msg := fmt.Sprintf("Unable to parse %s as an inventory source: %s", src, strings.Join(failures, "; "))
-	if top {
-		return false, errors.New(msg)
+	if top && !inv.unparsedWarns {
+		return false, &SourceError{Path: src, Msg: msg}
 	}
 	inv.warnf("%s", msg)
 	// the plugin a user means: yaml for .yml/.yaml/.json, ini otherwise

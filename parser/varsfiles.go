@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -90,6 +91,7 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 		vf         *VarsFile
 		warnings   []string
 		err        error
+		size       int64
 	}
 	var jobs []*job
 	for _, name := range sorted {
@@ -110,6 +112,9 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 		go func() {
 			defer wg.Done()
 			for j := range next {
+				if st, err := os.Stat(j.path); err == nil && st.Mode().IsRegular() {
+					j.size = st.Size()
+				}
 				j.vf, j.warnings, j.err = readVarsFile(j.path)
 			}
 		}()
@@ -120,7 +125,14 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 	close(next)
 	wg.Wait()
 	for _, j := range jobs {
-		inv.Warnings = append(inv.Warnings, j.warnings...)
+		if j.size <= MaxFileBytes {
+			if inv.bytesRead += j.size; inv.bytesRead > MaxInventoryBytes {
+				return &FileSizeError{Path: j.path, Limit: MaxInventoryBytes, What: "inventory"}
+			}
+		}
+		for _, w := range j.warnings {
+			inv.warn(w)
+		}
 		if j.err != nil {
 			known := inv.groups[j.name] != nil
 			if sub == "host_vars" {
@@ -216,8 +228,13 @@ func pyExt(name string) string {
 // readVarsFile loads one group_vars/host_vars file. A whole-file vault is
 // not decrypted: Vault is set and a warning returned.
 func readVarsFile(path string) (vf *VarsFile, warnings []string, err error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, 0)
 	if err != nil {
+		var ke *FileKindError
+		var se *FileSizeError
+		if errors.As(err, &ke) || errors.As(err, &se) {
+			return nil, nil, err
+		}
 		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
 	vf = &VarsFile{Path: path, Vars: NewMap()}

@@ -21,7 +21,9 @@ func (inv *Inventory) parseYAMLInventory(file string, data []byte) error {
 	if p := doc.Map.Get("plugin"); p != nil && !isFalsy(p) {
 		return fmt.Errorf("%s: Plugin configuration YAML file, not YAML inventory", file)
 	}
-	inv.Warnings = append(inv.Warnings, warnings...)
+	for _, w := range warnings {
+		inv.warn(w)
+	}
 	for _, name := range doc.Map.Keys {
 		if _, err := inv.yamlGroup(name, doc.Map.Values[name], doc.Map.KeyPos(name), 0); err != nil {
 			return err

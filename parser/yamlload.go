@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -132,16 +133,16 @@ func loadYAML(file string, data []byte, warn func(string)) (v *Value, err error)
 			if errors.Is(err, io.EOF) {
 				return nil, nil
 			}
-			return nil, yamlErr(file, err)
+			return nil, yamlErrAt(file, data, err)
 		}
 		var second yaml.Node
 		if err := dec.Decode(&second); err == nil {
 			return nil, &YAMLError{Pos{file, second.Line, second.Column}, "expected a single document in the stream, but found another document"}
 		} else if !errors.Is(err, io.EOF) {
-			return nil, yamlErr(file, err)
+			return nil, yamlErrAt(file, data, err)
 		}
 	} else if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlErr(file, err)
+		return nil, yamlErrAt(file, data, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, nil
@@ -163,6 +164,69 @@ func loadYAML(file string, data []byte, warn func(string)) (v *Value, err error)
 }
 
 var reYAMLErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+var reUnknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+
+// yamlErrAt is yamlErr with the place found in data for the errors
+// yaml.v3 gives without a line: an unknown alias (at its first "*name"),
+// invalid UTF-8, and control characters such as NUL (at the first such
+// byte). Lines and columns count from 1, columns in characters.
+func yamlErrAt(file string, data []byte, err error) error {
+	s := err.Error()
+	if m := reUnknownAnchor.FindStringSubmatch(s); m != nil {
+		re := regexp.MustCompile(`\*` + regexp.QuoteMeta(m[1]) + `(?:[\s,\]}]|$)`)
+		if loc := re.FindIndex(data); loc != nil {
+			return &YAMLError{offsetPos(file, data, loc[0]), fmt.Sprintf("found undefined alias %q", m[1])}
+		}
+		return &YAMLError{Pos{File: file}, fmt.Sprintf("found undefined alias %q", m[1])}
+	}
+	switch {
+	case strings.Contains(s, "invalid leading UTF-8 octet"), strings.Contains(s, "invalid trailing UTF-8 octet"),
+		strings.Contains(s, "incomplete UTF-8 octet sequence"):
+		if i := invalidUTF8At(data); i >= 0 {
+			return &YAMLError{offsetPos(file, data, i), fmt.Sprintf("invalid UTF-8 (byte 0x%02x): ansible-core reads YAML files as UTF-8", data[i])}
+		}
+	case strings.Contains(s, "control characters are not allowed"):
+		if i := controlCharAt(data); i >= 0 {
+			name := fmt.Sprintf("U+%04X", data[i])
+			if data[i] == 0 {
+				name = "NUL (U+0000)"
+			}
+			return &YAMLError{offsetPos(file, data, i), fmt.Sprintf("control character %s is not allowed in YAML", name)}
+		}
+	}
+	return yamlErr(file, err)
+}
+
+// offsetPos is the line:col of byte offset i in data.
+func offsetPos(file string, data []byte, i int) Pos {
+	line := 1 + bytes.Count(data[:i], []byte{'\n'})
+	start := bytes.LastIndexByte(data[:i], '\n') + 1
+	return Pos{File: file, Line: line, Col: 1 + utf8.RuneCount(data[start:i])}
+}
+
+// invalidUTF8At is the offset of the first byte of data that is not UTF-8, or -1.
+func invalidUTF8At(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// controlCharAt is the offset of the first C0 control character YAML
+// forbids (all but tab, LF, CR), or DEL, or -1.
+func controlCharAt(data []byte) int {
+	for i, c := range data {
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
+			return i
+		}
+	}
+	return -1
+}
 
 // yamlErr turns yaml.v3's "yaml: line N: msg" into "file:N: msg".
 func yamlErr(file string, err error) error {

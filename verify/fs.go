@@ -3,12 +3,14 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // FS reads a node's files under Root: "/" on a node, a copied or generated
@@ -48,8 +50,9 @@ func (f FS) Display(p string) string {
 }
 
 // ReadFile reads a node file under Root without resolving symlinks inside
-// Root first (an absolute link target then points outside Root).
-func (f FS) ReadFile(p string) ([]byte, error) { return f.Files().ReadFile(f.Path(p)) }
+// Root first (an absolute link target then points outside Root). A FIFO or
+// device is an error, never a blocked read.
+func (f FS) ReadFile(p string) ([]byte, error) { return f.readRegular(f.Path(p)) }
 
 // Resolve resolves every symlink in the node path p inside Root, as the
 // node would see it: an absolute link target such as
@@ -134,7 +137,72 @@ func (f FS) Read(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.Files().ReadFile(f.Path(r))
+	return f.readRegular(f.Path(r))
+}
+
+// readRegular is readRegular through f.Sys when set: the same checks on
+// the file's mode and size, the read through Sys.
+func (f FS) readRegular(p string) ([]byte, error) {
+	if f.Sys == nil {
+		return readRegular(p)
+	}
+	st, err := f.Sys.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("is a %s, not a file", fileKind(st.Mode()))}
+	}
+	if st.Size() > maxNodeFileBytes {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("larger than %d bytes", maxNodeFileBytes)}
+	}
+	return f.Sys.ReadFile(p)
+}
+
+// maxNodeFileBytes bounds a node file read (configs, certificates,
+// kubeconfigs: kilobytes).
+const maxNodeFileBytes = 64 << 20
+
+// readRegular reads a regular file of at most maxNodeFileBytes without
+// ever blocking: a FIFO, socket or device is an error naming its kind
+// (the *fs.PathError keeps the path, so messages can show the node path).
+func readRegular(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("is a %s, not a file", fileKind(st.Mode()))}
+	}
+	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, maxNodeFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxNodeFileBytes {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxNodeFileBytes)}
+	}
+	return b, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "irregular file"
 }
 
 // Stat stats a node path, following symlinks inside Root.

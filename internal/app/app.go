@@ -10,6 +10,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/layercheck/layercheck/redact"
 )
 
 // Streams are the command's input and outputs, so tests can capture them.
@@ -62,8 +64,37 @@ func usage(w io.Writer) {
 }
 
 // Run runs the command line args (without the program name). It returns an
-// *ExitError for a non-zero exit that is not a failure to run.
+// *ExitError for a non-zero exit that is not a failure to run. Everything
+// written to s.Out and s.ErrOut, and the error's text, passes through
+// redact: no password in a URL, private key, token or secret-named
+// variable's value is printed, whatever its source.
 func Run(ctx context.Context, args []string, s Streams) error {
+	out, errOut := redact.New().Writer(s.Out), redact.New().Writer(s.ErrOut)
+	s.Out, s.ErrOut = out, errOut
+	err := run(ctx, args, s)
+	out.Close()
+	errOut.Close()
+	var ee *ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		ee.Msg = redact.String(ee.Msg)
+	default:
+		err = &redactedError{msg: redact.String(err.Error()), err: err}
+	}
+	return err
+}
+
+// redactedError is an error whose text was redacted.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func run(ctx context.Context, args []string, s Streams) error {
 	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
 		writeVersion(s.Out)
 		return nil

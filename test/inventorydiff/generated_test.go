@@ -512,9 +512,10 @@ func TestInventorySamples(t *testing.T) {
 }
 
 // Error cases: ansible-inventory only warns ("Unable to parse ... as an
-// inventory source") and prints an empty inventory; layercheck refuses with
-// exit 1 and names the file (and line where there is one), so that a typo
-// never lints as an empty inventory.
+// inventory source") and prints an empty inventory; `layercheck inventory
+// --list`, its stand-in, does the same with the file (and line where there
+// is one) in the warning. The lint refuses such a source (exit 2), so that
+// a typo never lints as an empty inventory.
 func TestErrors(t *testing.T) {
 	dir := t.TempDir()
 	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
@@ -548,33 +549,40 @@ func TestErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// exit codes are ansible-inventory's: a source no plugin can parse is
+	// a warning and exit 0; a group_vars file that cannot be loaded exits
+	// 4; a socket or FIFO (on which ansible-core fails or hangs) exits 1
 	cases := []struct {
 		src, wantErr string
+		code         int
 		ansible      string // what ansible-inventory says on stderr ("" = not run)
 	}{
-		{"bad-yaml.yml", `bad-yaml.yml:\d+: did not find expected`, "Unable to parse"},
-		{"bad-ini.ini", `bad-ini.ini:3: Section \[g:bogus\] has unknown type`, "Unable to parse"},
-		{"bad-range.ini", `bad-range.ini:2: `, "Unable to parse"},
-		{"unbalanced.ini", `unbalanced.ini:2: Error parsing host definition`, "Unable to parse"},
-		{"typeerror.ini", `typeerror.ini:2: unhashable`, "Unable to parse"},
-		{"undefined-child.ini", `undefined-child.ini:2: Section \[p:children\] includes undefined group`, "Unable to parse"},
-		{"missing.ini", `missing.ini: inventory source not found`, "Unable to parse"},
-		{"unreadable.ini", `unreadable.ini: .*(permission denied|no such device)`, "Unable to parse"},
+		{"bad-yaml.yml", `bad-yaml.yml:\d+: did not find expected`, 0, "Unable to parse"},
+		{"bad-ini.ini", `bad-ini.ini:3: Section \[g:bogus\] has unknown type`, 0, "Unable to parse"},
+		{"bad-range.ini", `bad-range.ini:2: `, 0, "Unable to parse"},
+		{"unbalanced.ini", `unbalanced.ini:2: Error parsing host definition`, 0, "Unable to parse"},
+		{"typeerror.ini", `typeerror.ini:2: unhashable`, 0, "Unable to parse"},
+		{"undefined-child.ini", `undefined-child.ini:2: Section \[p:children\] includes undefined group`, 0, "Unable to parse"},
+		{"missing.ini", `missing.ini as an inventory source: inventory source not found`, 0, "Unable to parse"},
+		{"unreadable.ini", `unreadable.ini: .*(permission denied|no such device|is a socket, not a file)`, 1, "Unable to parse"},
 		// ansible-core would expand the aliases while printing (10^10 values)
-		{"bomb/hosts.ini", `g.yml:\d+:\d+: YAML aliases expand to more than`, ""},
+		{"bomb/hosts.ini", `g.yml:\d+:\d+: YAML aliases expand to more than`, 4, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.src, func(t *testing.T) {
 			p := filepath.Join(dir, c.src)
 			l := layercheck(t, "-i", p, "--list")
-			if l.code != 1 {
-				t.Fatalf("layercheck exit %d, want 1; stdout:\n%s\nstderr:\n%s", l.code, l.stdout, l.stderr)
+			if l.code != c.code {
+				t.Fatalf("layercheck exit %d, want %d; stdout:\n%s\nstderr:\n%s", l.code, c.code, l.stdout, l.stderr)
 			}
 			if !regexp.MustCompile(c.wantErr).MatchString(l.stderr) {
 				t.Errorf("layercheck stderr does not match %q:\n%s", c.wantErr, l.stderr)
 			}
-			if len(l.stdout) != 0 {
+			if c.code != 0 && len(l.stdout) != 0 {
 				t.Errorf("layercheck printed an inventory on error:\n%s", l.stdout)
+			}
+			if c.code == 0 && !strings.Contains(l.stderr, "[WARNING]: No inventory was parsed") {
+				t.Errorf("no 'No inventory was parsed' warning:\n%s", l.stderr)
 			}
 			if c.ansible == "" {
 				return
@@ -582,6 +590,9 @@ func TestErrors(t *testing.T) {
 			a := ansibleInventory(t, "-i", p, "--list")
 			if !strings.Contains(a.stderr, c.ansible) {
 				t.Errorf("ansible-inventory accepted %s (exit %d), the case expects %q:\n%s", c.src, a.code, c.ansible, a.stderr)
+			}
+			if c.code == 0 && a.code != 0 {
+				t.Errorf("ansible-inventory exit %d, layercheck 0", a.code)
 			}
 		})
 	}

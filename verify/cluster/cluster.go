@@ -82,8 +82,16 @@ func (r *Request) RestConfig() (*rest.Config, string, error) {
 		}
 	}
 	if path != "" {
-		if _, err := os.Stat(path); err != nil {
+		st, err := os.Stat(path)
+		if err != nil {
 			return nil, path, fmt.Errorf("option kubeconfig: %v", err)
+		}
+		// client-go would block forever on a FIFO and read a device to the end
+		if !st.Mode().IsRegular() {
+			return nil, path, fmt.Errorf("option kubeconfig: %s: is a %s, not a file", path, modeKind(st.Mode()))
+		}
+		if st.Size() > maxKubeconfigBytes {
+			return nil, path, fmt.Errorf("option kubeconfig: %s: larger than %d bytes", path, maxKubeconfigBytes)
 		}
 		rules.ExplicitPath = path
 	}
@@ -94,9 +102,34 @@ func (r *Request) RestConfig() (*rest.Config, string, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: r.Context})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			// client-go says "try setting KUBERNETES_MASTER", which no
+			// kubespray user needs
+			return nil, shown, fmt.Errorf("kubeconfig %s: no cluster, user or context to use (empty kubeconfig?); use the kubeconfig kubespray wrote (/etc/kubernetes/admin.conf on a control-plane host, or artifacts/admin.conf with kubeconfig_localhost: true)", shown)
+		}
 		return nil, shown, fmt.Errorf("kubeconfig %s: %v", shown, err)
 	}
 	return cfg, shown, nil
+}
+
+// maxKubeconfigBytes bounds the kubeconfig read (a real one is a few kB).
+const maxKubeconfigBytes = 16 << 20
+
+// modeKind names a file mode that is not a regular file.
+func modeKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	case m&os.ModeDevice != 0:
+		return "block device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "irregular file"
 }
 
 // Env is what the cluster layers read.

@@ -412,7 +412,11 @@ func parsePEMCerts(data []byte) ([]*x509.Certificate, bool, error) {
 			hasKey = true
 		}
 	}
-	if len(certs) == 0 && !hasKey {
+	if len(certs) == 0 && hasKey {
+		// a key saved under a certificate's name: never skipped quietly
+		return nil, true, fmt.Errorf("holds a private key but no PEM CERTIFICATE block")
+	}
+	if len(certs) == 0 {
 		return nil, false, fmt.Errorf("no PEM CERTIFICATE block")
 	}
 	return certs, hasKey, nil
