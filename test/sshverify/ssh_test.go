@@ -122,9 +122,13 @@ func makeSudoUser(t *testing.T) string {
 	_ = exec.Command("usermod", "-p", "*", user).Run()
 	sudoers := "/etc/sudoers.d/layercheck-test-" + user
 	require.NoError(t, os.WriteFile(sudoers, []byte(user+" ALL=(ALL) NOPASSWD: ALL\n"), 0o440))
+	// -f: the sshd servers (stopped by cleanups that run after this one)
+	// may still hold the user's sessions.
 	t.Cleanup(func() {
 		os.Remove(sudoers)
-		_ = exec.Command("userdel", user).Run()
+		if out, err := exec.Command("userdel", "-f", user).CombinedOutput(); err != nil {
+			t.Errorf("userdel -f %s: %v: %s", user, err, out)
+		}
 	})
 	return user
 }
