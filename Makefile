@@ -20,7 +20,7 @@ PYTHON ?= python3
 ANSIBLE_LINT_VERSION := 26.10.1
 ANSIBLE_LINT_VENV := .venvs/ansible-lint
 
-.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness lint-ansible sanity
+.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness ssh-deps lint-ansible sanity
 
 all: build
 
@@ -62,14 +62,20 @@ demo: bin/layercheck
 # servers on loopback are set up by the tests themselves; kube-harness builds
 # the kube-apiserver test/clusterverify starts, once).
 # scripts/gotest-times.sh prints each package's time at the end.
-test: venv modules kube-harness
+test: venv modules kube-harness ssh-deps
 	$(GO) vet ./...
 	GO=$(GO) ./scripts/gotest-times.sh -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # Tests that read ../shared (kubespray data, real inventories, node fixtures
 # and oracles): corpus and oracle comparisons.
-test-shared: venv modules kube-harness
+test-shared: venv modules kube-harness ssh-deps
 	GO=$(GO) ./scripts/gotest-times.sh -count=1 -timeout $(TEST_TIMEOUT) -tags shared ./...
+
+# OpenSSH's sshd and sftp-server and sudo, which test/sshverify and
+# bench/fleet.sh start on loopback ports (installed with apt-get when
+# missing; nothing is done when they are there).
+ssh-deps:
+	./scripts/ssh-deps.sh
 
 # kube-apiserver for test/clusterverify, built from k8s.io/kubernetes by the
 # separate module test/kubeharness into .cache/kube/<version>/ (git-ignored);
@@ -114,10 +120,11 @@ fuzz:
 	done
 
 # Benchmarks print figures and ratios; none is asserted in the test suite.
-bench: venv build kube-harness
+bench: venv build kube-harness ssh-deps
 	./bench/inventory.sh
 	./bench/node_facts.sh
 	./bench/cluster_requests.sh
+	./bench/fleet.sh
 	./bench/sizes.sh
 
 # ansible-lint --profile production on the roles, playbooks, galaxy.yml and

@@ -19,6 +19,17 @@ import (
 type FS struct {
 	// Root is the node's filesystem root.
 	Root string
+	// Sys reads the files (host paths from Path); nil means this machine's
+	// file system. `layercheck verify` gives one over SFTP.
+	Sys NodeFS
+}
+
+// Files is the NodeFS f reads through: Sys, or OSFS when nil.
+func (f FS) Files() NodeFS {
+	if f.Sys != nil {
+		return f.Sys
+	}
+	return OSFS{}
 }
 
 // Path maps an absolute node path ("/etc/etcd.env") under Root.
@@ -41,7 +52,7 @@ func (f FS) Display(p string) string {
 // ReadFile reads a node file under Root without resolving symlinks inside
 // Root first (an absolute link target then points outside Root). A FIFO or
 // device is an error, never a blocked read.
-func (f FS) ReadFile(p string) ([]byte, error) { return readRegular(f.Path(p)) }
+func (f FS) ReadFile(p string) ([]byte, error) { return f.readRegular(f.Path(p)) }
 
 // Resolve resolves every symlink in the node path p inside Root, as the
 // node would see it: an absolute link target such as
@@ -63,7 +74,7 @@ func (f FS) Resolve(p string) (string, error) {
 			continue
 		}
 		next := path.Join(cur, part)
-		fi, err := os.Lstat(f.Path(next))
+		fi, err := f.Files().Lstat(f.Path(next))
 		if err != nil {
 			return "", err
 		}
@@ -74,7 +85,7 @@ func (f FS) Resolve(p string) (string, error) {
 		if hops++; hops > 40 {
 			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
 		}
-		target, err := os.Readlink(f.Path(next))
+		target, err := f.Files().Readlink(f.Path(next))
 		if err != nil {
 			return "", err
 		}
@@ -98,7 +109,7 @@ func splitNode(p string) []string {
 // List lists the names of the entries in a node directory, sorted; a
 // missing directory gives an error.
 func (f FS) List(dir string) ([]string, error) {
-	ents, err := os.ReadDir(f.Path(dir))
+	ents, err := f.Files().ReadDir(f.Path(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +127,7 @@ func (f FS) Exists(p string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = os.Stat(f.Path(r))
+	_, err = f.Files().Stat(f.Path(r))
 	return err == nil
 }
 
@@ -126,7 +137,26 @@ func (f FS) Read(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readRegular(f.Path(r))
+	return f.readRegular(f.Path(r))
+}
+
+// readRegular is readRegular through f.Sys when set: the same checks on
+// the file's mode and size, the read through Sys.
+func (f FS) readRegular(p string) ([]byte, error) {
+	if f.Sys == nil {
+		return readRegular(p)
+	}
+	st, err := f.Sys.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("is a %s, not a file", fileKind(st.Mode()))}
+	}
+	if st.Size() > maxNodeFileBytes {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("larger than %d bytes", maxNodeFileBytes)}
+	}
+	return f.Sys.ReadFile(p)
 }
 
 // maxNodeFileBytes bounds a node file read (configs, certificates,
@@ -181,7 +211,7 @@ func (f FS) Stat(p string) (os.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.Stat(f.Path(r))
+	return f.Files().Stat(f.Path(r))
 }
 
 // PathErr is err without the Root-prefixed path a *fs.PathError carries,
@@ -202,5 +232,5 @@ func (f FS) ReadLink(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return os.Readlink(f.Path(path.Join(dir, path.Base(p))))
+	return f.Files().Readlink(f.Path(path.Join(dir, path.Base(p))))
 }

@@ -31,7 +31,7 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	fs.str(&req.Kubeconfig, "", "kubeconfig", "FILE", "", "kubeconfig file (default: $K8S_AUTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config)")
 	fs.str(&req.Context, "", "context", "NAME", "", "kubeconfig context (default: its current-context)")
 	format := "text"
-	fs.str(&format, "", "format", "text|json", "text", "output format (default text)")
+	fs.str(&format, "", "format", "text|json|junit|markdown", "text", "output format (default text)")
 	fs.multi(&layers, "", "layer", "LAYER", "run only this layer (repeatable; default all: "+strings.Join(cluster.LayerNames(), ", ")+")")
 	fs.multi(&skip, "", "skip", "LAYER", "skip this layer (repeatable)")
 	var check, noProbe bool
@@ -53,8 +53,8 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	if len(inv) == 0 {
 		return fs.usageError("no inventory given (-i)")
 	}
-	if format != "text" && format != "json" {
-		return fs.usageError(fmt.Sprintf("--format %q: want text or json", format))
+	if !contains(checkFormats, format) {
+		return fs.usageError(fmt.Sprintf("--format %q: want text, json, junit or markdown", format))
 	}
 	opts, warnings, err := ClusterOptions(inv, extra)
 	if err != nil {
@@ -75,7 +75,7 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}
-	if err := writeReport(s.Out, format, rep, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
+	if err := writeCheckReport(s.Out, format, "layercheck cluster", nil, rep, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
 		return err
 	}
 	return verdict(rep.Status)

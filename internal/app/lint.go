@@ -49,7 +49,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	fs.multi(&extra, "e", "extra-vars", "EXTRA", "extra vars as for ansible-playbook: k=v, @file, or JSON/YAML; repeatable")
 	format, version, color := "text", "", "auto"
 	var listRules, quiet, verbose bool
-	fs.str(&format, "", "format", "text|json", "text", "output format (default text); json is the lint report")
+	fs.str(&format, "", "format", "text|json|sarif|junit", "text", "output format (default text); json is the lint report, sarif SARIF 2.1.0 for code scanning, junit JUnit XML")
 	fs.str(&version, "", "kubespray-version", "VERSION", "", "use this bundled kubespray catalogue instead of the kubespray checkout the inventory lives in")
 	fs.str(&color, "", "color", "auto|always|never", "auto", "colour the text output (default auto: on a terminal, unless NO_COLOR is set)")
 	fs.boolean(&quiet, "q", "quiet", "print the counts only (per rule)")
@@ -81,8 +81,8 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	if len(inv) == 0 {
 		return fs.usageError("no inventory given (-i)")
 	}
-	if format != "text" && format != "json" {
-		return fs.usageError(fmt.Sprintf("--format must be text or json, not %q", format))
+	if format != "text" && format != "json" && format != "sarif" && format != "junit" {
+		return fs.usageError(fmt.Sprintf("--format must be text, json, sarif or junit, not %q", format))
 	}
 	useColor, err := colorWanted(color, s.Out)
 	if err != nil {
@@ -157,7 +157,11 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 	opts := report.TextOptions{Sources: inv, Color: useColor, Quiet: quiet, Verbose: verbose, RelativeTo: relTo, AllHosts: len(loaded.Hosts),
 		Suppressed: report.SuppressedCounts(rep)}
-	if err := writeReport(s.Out, format, rep, func(w io.Writer) { report.WriteText(w, rep, opts) }); err != nil {
+	if format == "sarif" || format == "junit" {
+		if err := writeLintReport(s.Out, format, rep, inv); err != nil {
+			return err
+		}
+	} else if err := writeReport(s.Out, format, rep, func(w io.Writer) { report.WriteText(w, rep, opts) }); err != nil {
 		return err
 	}
 	if rep.Errors > 0 && writeBaseline == "" {

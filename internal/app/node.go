@@ -27,7 +27,7 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 2 on bad usage.`)
 	req := node.Request{Options: node.NewOptions()}
 	format := "text"
-	fs.str(&format, "", "format", "text|json", "text", "output format (default text)")
+	fs.str(&format, "", "format", "text|json|junit|markdown", "text", "output format (default text)")
 	fs.str(&req.Root, "", "root", "DIR", "/", "the node's filesystem root (default /)")
 	fs.str(&req.Host, "", "host", "NAME", "", "this node's inventory_hostname (default: the hostname)")
 	fs.str(&req.Now, "", "now", "TIME", "", "judge certificates at this RFC 3339 time (default: now)")
@@ -49,8 +49,8 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 	if fs.fs.NArg() > 0 {
 		return fs.usageError(fmt.Sprintf("takes no arguments, got %q", fs.fs.Args()))
 	}
-	if format != "text" && format != "json" {
-		return fs.usageError(fmt.Sprintf("--format %q: want text or json", format))
+	if !contains(checkFormats, format) {
+		return fs.usageError(fmt.Sprintf("--format %q: want text, json, junit or markdown", format))
 	}
 	if vars != "" {
 		fixed, warnings, err := jsonStringBools(vars, reflect.TypeOf(req.Options))
@@ -91,7 +91,7 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 	if err != nil {
 		return &ExitError{Code: 2, Msg: err.Error()}
 	}
-	if err := writeReport(s.Out, format, rep, rep.WriteText); err != nil {
+	if err := writeCheckReport(s.Out, format, "layercheck node", rep, nil, rep.WriteText); err != nil {
 		return err
 	}
 	return verdict(rep.Status)

@@ -12,6 +12,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,11 +49,28 @@ type Request struct {
 	// CheckMode is Ansible's check mode: probes that create objects are
 	// skipped and say so.
 	CheckMode bool `json:"-"`
+	// KubeconfigData, when set, is the kubeconfig itself (e.g. admin.conf
+	// read from a control-plane host); Kubeconfig then only names it.
+	KubeconfigData []byte `json:"-"`
+	// Dial, when set, opens the API client's connections (e.g. through an
+	// SSH connection to a control-plane host).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error) `json:"-"`
 }
 
 // RestConfig loads the kubeconfig as kubectl does (clientcmd's default
 // loading rules with an explicit path first) and applies the timeout.
 func (r *Request) RestConfig() (*rest.Config, string, error) {
+	if len(r.KubeconfigData) > 0 {
+		kc, err := clientcmd.Load(r.KubeconfigData)
+		if err != nil {
+			return nil, r.Kubeconfig, fmt.Errorf("kubeconfig %s: %v", r.Kubeconfig, err)
+		}
+		cfg, err := clientcmd.NewNonInteractiveClientConfig(*kc, r.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
+		if err != nil {
+			return nil, r.Kubeconfig, fmt.Errorf("kubeconfig %s: %v", r.Kubeconfig, err)
+		}
+		return cfg, r.Kubeconfig, nil
+	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	path := r.Kubeconfig
 	if path == "" {
@@ -205,6 +223,9 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 		return nil, err
 	}
 	cfg.Timeout = timeout
+	if r.Dial != nil {
+		cfg.Dial = r.Dial
+	}
 	var requests atomic.Int64
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return &CountingTransport{Base: rt, N: &requests}

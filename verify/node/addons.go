@@ -75,9 +75,20 @@ var helmLdflagsVersion = regexp.MustCompile(`helm\.sh/helm/v\d+/internal/version
 // HelmVersion reads helm's version from the Go build information of the
 // binary at file (node path resolved by the caller), without executing it.
 func HelmVersion(file string) (version, source string, err error) {
-	bi, err := buildinfo.ReadFile(file)
+	return helmVersionFS(verify.OSFS{}, file)
+}
+
+// helmVersionFS is HelmVersion reading the binary through fsys.
+func helmVersionFS(fsys verify.NodeFS, file string) (version, source string, err error) {
+	// The errors read as buildinfo.ReadFile's.
+	f, err := fsys.Open(file)
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("could not read Go build info: %w", err)
+	}
+	defer f.Close()
+	bi, err := buildinfo.Read(f)
+	if err != nil {
+		return "", "", fmt.Errorf("could not read Go build info from %s: %w", file, err)
 	}
 	for _, s := range bi.Settings {
 		if s.Key == "-ldflags" {
@@ -108,7 +119,7 @@ func (addonsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, e
 				Remediation: "re-run kubespray's cluster.yml with --tags helm (roles/kubernetes-apps/helm installs it on kube_control_plane hosts), or set helm_enabled: false"})
 		} else {
 			h.Present = true
-			v, src, verr := HelmVersion(env.Path(real))
+			v, src, verr := helmVersionFS(env.Files(), env.Path(real))
 			if v == "" && env.Cmder != nil {
 				// Release builds use -trimpath, which keeps -ldflags out of
 				// the build information: ask helm itself, bounded in time.

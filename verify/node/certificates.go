@@ -371,7 +371,7 @@ func isLink(env *Env, nodePath string) bool {
 	if err != nil {
 		return false
 	}
-	fi, err := os.Lstat(env.Path(path.Join(r, path.Base(nodePath))))
+	fi, err := env.Files().Lstat(env.Path(path.Join(r, path.Base(nodePath))))
 	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }
 

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 
@@ -56,7 +55,7 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		return nil, nil, fmt.Errorf("%w: %s is not a Kubernetes node", verify.ErrNotApplicable, host)
 	}
 	f := &CNIFacts{Plugin: o.KubeNetworkPlugin, Interfaces: []CNIInterface{}, Ports: []CNIPort{}, NodeInterfaces: []string{}}
-	ents, err := os.ReadDir(env.Path("/sys/class/net"))
+	ents, err := env.Files().ReadDir(env.Path("/sys/class/net"))
 	if err != nil {
 		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", verify.PathErr(err))
 	}

@@ -408,8 +408,21 @@ func dnsQuery(ctx context.Context, env *Env, tierName, server, name string) DNST
 	qctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := &dns.Client{Net: "udp", Timeout: timeout}
-	r, _, err := c.ExchangeContext(qctx, m, tf.Dialed)
-	if err == nil && r.Truncated {
+	var r *dns.Msg
+	var err error
+	if env.Dial != nil {
+		// Through the node's connection only streams go: DNS over TCP,
+		// which nodelocaldns and CoreDNS answer as they answer UDP.
+		c.Net = "tcp"
+		var conn net.Conn
+		if conn, err = env.dial(qctx, "tcp", tf.Dialed, timeout); err == nil {
+			r, _, err = c.ExchangeWithConnContext(qctx, m, &dns.Conn{Conn: conn})
+			conn.Close()
+		}
+	} else {
+		r, _, err = c.ExchangeContext(qctx, m, tf.Dialed)
+	}
+	if err == nil && r.Truncated && c.Net == "udp" {
 		c.Net = "tcp"
 		r, _, err = c.ExchangeContext(qctx, m, tf.Dialed)
 	}

@@ -195,9 +195,9 @@ func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, time
 	if strings.HasPrefix(dialURL, "http://") {
 		// Plain-text client URL (not what kubespray renders): no TLS.
 		cfg = nil
-		conn, err = (&net.Dialer{Timeout: timeout}).DialContext(pctx, "tcp", dialed)
+		conn, err = env.dial(pctx, "tcp", dialed, timeout)
 	} else {
-		conn, err = (&tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: cfg}).DialContext(pctx, "tcp", dialed)
+		conn, err = env.dialTLS(pctx, dialed, cfg, timeout)
 	}
 	cancel()
 	if err != nil {
@@ -217,6 +217,7 @@ func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, time
 		TLS:                  cfg,
 		Logger:               zap.NewNop(),
 		Context:              ctx,
+		DialOptions:          env.grpcDialOptions(timeout),
 	})
 	if err != nil {
 		ef.Error = fmt.Sprintf("client: %v", err)

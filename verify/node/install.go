@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"net/netip"
-	"os"
 	"path"
 	"strings"
 
@@ -208,7 +207,7 @@ func (installLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, 
 	// Downloads: information only.
 	if o.LocalReleaseDir != "" {
 		dir := o.LocalReleaseDir
-		ents, err := os.ReadDir(env.Path(dir))
+		ents, err := env.Files().ReadDir(env.Path(dir))
 		switch {
 		case err == nil:
 			for _, e := range ents {

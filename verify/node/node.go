@@ -80,6 +80,9 @@ type Env struct {
 	// Cmder runs node programs (e.g. `helm version --short` when the
 	// binary carries no readable version); nil means never run any.
 	Cmder verify.Cmder
+	// Dial opens the layers' connections (etcd, DNS over TCP) from the
+	// node; nil means dial from this machine (DNS over UDP).
+	Dial verify.DialFunc
 }
 
 // Addr returns the address to contact for addr, after AddrMap.

@@ -1,0 +1,89 @@
+package fleet
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/layercheck/layercheck/parser"
+)
+
+const planINI = `[kube_control_plane]
+cp1 ansible_host=10.0.0.1
+[etcd]
+cp1
+etcd1 ansible_host=10.0.0.5 etcd_member_name=etcd9
+[kube_node]
+w1 ansible_host=10.0.0.11 layercheck_verify_become=false
+w2 ansible_host=10.0.0.12 ansible_become=false layercheck_verify_become=true
+[bastion]
+bastion ansible_host=203.0.113.1
+[all:vars]
+kube_pods_subnet=10.244.0.0/16
+enable_nodelocaldns=false
+dns_domain="{{ cluster_name }}"
+layercheck_verify_now=2026-11-30T15:22:06Z
+layercheck_verify_net_timeout=3
+`
+
+func plan(t *testing.T, ini, limit string) ([]*Host, []string, error) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "hosts.ini")
+	require.NoError(t, os.WriteFile(p, []byte(ini), 0o644))
+	inv, err := parser.Load(p)
+	require.NoError(t, err)
+	return Plan(inv, nil, limit)
+}
+
+func TestPlanHostsAndRequests(t *testing.T) {
+	hosts, warnings, err := plan(t, planINI, "")
+	require.NoError(t, err)
+	var names []string
+	for _, h := range hosts {
+		require.NoError(t, h.Err, h.Name)
+		names = append(names, h.Name)
+	}
+	// k8s_cluster (made by the dynamic groups), then etcd; not the bastion.
+	assert.Equal(t, []string{"cp1", "etcd1", "w1", "w2"}, names)
+	cp := hosts[0]
+	assert.Equal(t, "10.0.0.1:22", cp.Target.Addr())
+	assert.Equal(t, []string{"etcd", "k8s_cluster", "kube_control_plane"}, cp.Request.Groups, "group_names, sorted")
+	assert.Equal(t, []string{"cp1", "etcd1"}, cp.Request.EtcdMembers)
+	assert.Equal(t, "10.244.0.0/16", cp.Request.KubePodsSubnet)
+	assert.False(t, cp.Request.EnableNodelocaldns, `"false" through | bool`)
+	assert.Empty(t, cp.Request.DNSDomain, "templated: kubespray's default")
+	assert.Equal(t, "2026-11-30T15:22:06Z", cp.Request.Now)
+	assert.Equal(t, 3.0, cp.Request.NetTimeout)
+	assert.Equal(t, "etcd9", hosts[1].Request.EtcdMemberName)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "dns_domain")
+	// become: the role's default, its variable, and ansible_become winning.
+	assert.True(t, cp.Target.Become)
+	assert.False(t, hosts[2].Target.Become)
+	assert.False(t, hosts[3].Target.Become)
+}
+
+func TestPlanLimit(t *testing.T) {
+	hosts, _, err := plan(t, planINI, "w2,etcd")
+	require.NoError(t, err)
+	var names []string
+	for _, h := range hosts {
+		names = append(names, h.Name)
+	}
+	assert.Equal(t, []string{"cp1", "etcd1", "w2"}, names)
+	_, _, err = plan(t, planINI, "nosuch")
+	require.ErrorContains(t, err, `no host or group "nosuch"`)
+	_, _, err = plan(t, "[bastion]\nb1\n", "")
+	require.ErrorContains(t, err, "groups k8s_cluster and etcd are empty")
+}
+
+func TestPlanBadValues(t *testing.T) {
+	hosts, _, err := plan(t, "[kube_node]\nw1 layercheck_verify_net_timeout=soon\nw2 enable_nodelocaldns=maybe\nw3 ansible_password=x\n", "")
+	require.NoError(t, err)
+	require.ErrorContains(t, hosts[0].Err, "layercheck_verify_net_timeout")
+	require.ErrorContains(t, hosts[1].Err, "is not a boolean")
+	require.ErrorContains(t, hosts[2].Err, "does not log in with passwords")
+}

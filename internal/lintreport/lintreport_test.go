@@ -1,0 +1,201 @@
+package lintreport_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/layercheck/layercheck/internal/app"
+	"github.com/layercheck/layercheck/internal/lintreport"
+	"github.com/layercheck/layercheck/internal/testutil"
+)
+
+func lint(t *testing.T, format string) (string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	sample := filepath.Join(testutil.RepoRoot(), "inventory-samples", "broken")
+	err := app.Run(context.Background(), []string{"lint", "-i", sample, "--format", format}, app.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	return out.String(), app.ExitCode(err)
+}
+
+func compile(t *testing.T, url string, doc any) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	require.NoError(t, c.AddResource(url, doc))
+	s, err := c.Compile(url)
+	require.NoError(t, err)
+	return s
+}
+
+// The official schema is not stored in this repository (its licence was
+// not checked): validate against it when the network has it, and always
+// against the subset of SARIF 2.1.0 layercheck writes (testdata).
+func officialSchema(t *testing.T) any {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, lintreport.SARIFSchema, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Logf("official SARIF schema not reachable (%v): validated against the subset only", err)
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Logf("official SARIF schema: HTTP %d: validated against the subset only", resp.StatusCode)
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		t.Logf("official SARIF schema unreadable (%v): validated against the subset only", err)
+		return nil
+	}
+	return doc
+}
+
+func TestLintSARIF(t *testing.T) {
+	out, code := lint(t, "sarif")
+	require.Equal(t, 1, code, "the broken sample has errors")
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	require.NoError(t, err)
+
+	f, err := os.Open(filepath.Join("testdata", "sarif-2.1.0-subset.schema.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	sub, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	require.NoError(t, compile(t, "https://layercheck.invalid/sarif-2.1.0-subset.schema.json", sub).Validate(inst))
+	if doc := officialSchema(t); doc != nil {
+		require.NoError(t, compile(t, lintreport.SARIFSchema, doc).Validate(inst))
+	}
+	// The subset is a real check: a log without a message fails it.
+	var broken map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &broken))
+	res := broken["runs"].([]any)[0].(map[string]any)["results"].([]any)[0].(map[string]any)
+	delete(res, "message")
+	data, _ := json.Marshal(broken)
+	bad, _ := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	require.Error(t, compile(t, "https://layercheck.invalid/sarif-2.1.0-subset.schema.json", sub).Validate(bad))
+
+	// Regions point at the variable in the file; rules carry metadata.
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID               string                `json:"id"`
+						ShortDescription struct{ Text string } `json:"shortDescription"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			OriginalURIBaseIDs map[string]struct{ URI string } `json:"originalUriBaseIds"`
+			Results            []struct {
+				RuleID    string `json:"ruleId"`
+				RuleIndex int    `json:"ruleIndex"`
+				Level     string `json:"level"`
+				Message   struct{ Text string }
+				Locations []struct {
+					PhysicalLocation *struct {
+						ArtifactLocation struct {
+							URI       string `json:"uri"`
+							URIBaseID string `json:"uriBaseId"`
+						} `json:"artifactLocation"`
+						Region struct{ StartLine, StartColumn int } `json:"region"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+				Properties map[string]any `json:"properties"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &log))
+	run := log.Runs[0]
+	base := run.OriginalURIBaseIDs[lintreport.BaseID].URI
+	require.True(t, strings.HasPrefix(base, "file:///") && strings.HasSuffix(base, "inventory-samples/broken/"), base)
+	sawBool := false
+	for _, r := range run.Results {
+		require.Equal(t, r.RuleID, run.Tool.Driver.Rules[r.RuleIndex].ID)
+		require.NotEmpty(t, run.Tool.Driver.Rules[r.RuleIndex].ShortDescription.Text)
+		if r.RuleID != "string-as-bool" || len(r.Locations) == 0 || r.Locations[0].PhysicalLocation == nil {
+			continue
+		}
+		pl := r.Locations[0].PhysicalLocation
+		data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "inventory-samples", "broken", filepath.FromSlash(pl.ArtifactLocation.URI)))
+		require.NoError(t, err)
+		lines := strings.Split(string(data), "\n")
+		require.GreaterOrEqual(t, len(lines), pl.Region.StartLine)
+		line := lines[pl.Region.StartLine-1]
+		variable, _ := r.Properties["variable"].(string)
+		assert.Contains(t, line, variable, "%s:%d", pl.ArtifactLocation.URI, pl.Region.StartLine)
+		assert.Greater(t, pl.Region.StartColumn, 0)
+		assert.Equal(t, "error", r.Level)
+		sawBool = true
+	}
+	require.True(t, sawBool, "no string-as-bool result with a region")
+	require.NotContains(t, out, "$ANSIBLE_VAULT")
+}
+
+func TestLintJUnit(t *testing.T) {
+	out, code := lint(t, "junit")
+	require.Equal(t, 1, code)
+	var suites struct {
+		XMLName  xml.Name `xml:"testsuites"`
+		Failures int      `xml:"failures,attr"`
+		Suites   []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Cases    []struct {
+				Name    string `xml:"name,attr"`
+				File    string `xml:"file,attr"`
+				Failure *struct {
+					Type string `xml:"type,attr"`
+					Text string `xml:",chardata"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(out), &suites), out)
+	js, _ := lint(t, "json")
+	var rep struct{ Errors int }
+	require.NoError(t, json.Unmarshal([]byte(js), &rep))
+	require.Len(t, suites.Suites, 1)
+	s := suites.Suites[0]
+	require.Equal(t, rep.Errors, s.Failures)
+	require.Equal(t, rep.Errors, suites.Failures)
+	require.Equal(t, len(s.Cases), s.Tests)
+	n := 0
+	for _, c := range s.Cases {
+		if c.Failure != nil {
+			n++
+			assert.Contains(t, c.Failure.Text, "fix: ", c.Name)
+		}
+	}
+	require.Equal(t, rep.Errors, n)
+}
+
+func TestSplitWhere(t *testing.T) {
+	for _, tc := range []struct {
+		in        string
+		file      string
+		line, col int
+	}{
+		{"group_vars/all/all.yml:12:15", "group_vars/all/all.yml", 12, 15},
+		{"hosts.ini:7", "hosts.ini", 7, 0},
+		{"-e", "-e", 0, 0},
+		{"group_vars/k8s_cluster", "group_vars/k8s_cluster", 0, 0},
+	} {
+		f, l, c := lintreport.SplitWhere(tc.in)
+		assert.Equal(t, []any{tc.file, tc.line, tc.col}, []any{f, l, c}, tc.in)
+	}
+}
