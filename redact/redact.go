@@ -79,7 +79,9 @@ var (
 	reEscJSONKV = regexp.MustCompile(`\\"([A-Za-z_][A-Za-z0-9_.\-]*)\\"(\s*:\s*)\\"((?:[^"\\]|\\[^"])*)\\"`)
 	// name=value, name: value, name = value, name is value in text
 	// (not a file name: "/etc/kubernetes/ssl/ca.key: missing" is no secret)
-	reTextKV = regexp.MustCompile(`(^|[^A-Za-z0-9_/.\-])([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*=[ \t]*|:[ \t]+)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s,;)}\]"']+)`)
+	// (a value in JSON-escaped quotes, \"false\" inside a JSON string, is
+	// one value: masking from its backslash on would break the JSON)
+	reTextKV = regexp.MustCompile(`(^|[^A-Za-z0-9_/.\-])([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*=[ \t]*|:[ \t]+)('[^']*'|\\"(?:[^"\\]|\\[^"])*\\"|"(?:[^"\\]|\\.)*"|[^\s,;)}\]"'\\]+)`)
 )
 
 // String returns s with every secret masked.
@@ -129,6 +131,9 @@ func (r *Redactor) Bytes(b []byte) []byte { return []byte(r.String(string(b))) }
 func String(s string) string { return (*Redactor)(nil).String(s) }
 
 func unquote(v string) string {
+	if len(v) >= 4 && strings.HasPrefix(v, `\"`) && strings.HasSuffix(v, `\"`) {
+		return v[2 : len(v)-2]
+	}
 	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 		return v[1 : len(v)-1]
 	}

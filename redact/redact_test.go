@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -83,4 +84,15 @@ func TestEscapedJSON(t *testing.T) {
 	got := String(`-e "{\"ansible_password\": \"NoLog-9999\"": -e:1: did not find expected ',' or '}'`)
 	assert.NotContains(t, got, "NoLog-9999")
 	assert.Contains(t, got, `\"ansible_password\": \"`+Mask+`\"`)
+}
+
+// A finding's message inside a JSON result: the value in escaped quotes is
+// one value (a boolean word here, no secret), and the JSON stays valid.
+func TestTextValueInsideJSONString(t *testing.T) {
+	in := `{"msg":"k8s-cluster.yml:16:27: kube_encrypt_secret_data = \"false\" (all 5 hosts)","x":"kube_oidc_client_secret = \"s3cr3t-value\" here"}`
+	got := String(in)
+	var v map[string]string
+	require.NoError(t, json.Unmarshal([]byte(got), &v), got)
+	assert.Contains(t, v["msg"], `kube_encrypt_secret_data = "false"`)
+	assert.NotContains(t, got, "s3cr3t-value")
 }
