@@ -151,7 +151,7 @@ func (f FS) readRegular(p string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("is a %s, not a file", fileKind(st.Mode()))}
+		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("is a %s, not a file", FileKind(st.Mode()))}
 	}
 	if st.Size() > maxNodeFileBytes {
 		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("larger than %d bytes", maxNodeFileBytes)}
@@ -172,7 +172,7 @@ func readRegular(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("is a %s, not a file", fileKind(st.Mode()))}
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("is a %s, not a file", FileKind(st.Mode()))}
 	}
 	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -189,7 +189,9 @@ func readRegular(path string) ([]byte, error) {
 	return b, nil
 }
 
-func fileKind(m fs.FileMode) string {
+// FileKind names a file mode that is not a regular file ("FIFO",
+// "socket", "character device", "block device", "directory").
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "FIFO"

@@ -88,7 +88,7 @@ func (r *Request) RestConfig() (*rest.Config, string, error) {
 		}
 		// client-go would block forever on a FIFO and read a device to the end
 		if !st.Mode().IsRegular() {
-			return nil, path, fmt.Errorf("option kubeconfig: %s: is a %s, not a file", path, modeKind(st.Mode()))
+			return nil, path, fmt.Errorf("option kubeconfig: %s: is a %s, not a file", path, verify.FileKind(st.Mode()))
 		}
 		if st.Size() > maxKubeconfigBytes {
 			return nil, path, fmt.Errorf("option kubeconfig: %s: larger than %d bytes", path, maxKubeconfigBytes)
@@ -114,23 +114,6 @@ func (r *Request) RestConfig() (*rest.Config, string, error) {
 
 // maxKubeconfigBytes bounds the kubeconfig read (a real one is a few kB).
 const maxKubeconfigBytes = 16 << 20
-
-// modeKind names a file mode that is not a regular file.
-func modeKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeCharDevice != 0:
-		return "character device"
-	case m&os.ModeDevice != 0:
-		return "block device"
-	case m.IsDir():
-		return "directory"
-	}
-	return "irregular file"
-}
 
 // Env is what the cluster layers read.
 type Env struct {
