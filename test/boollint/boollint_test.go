@@ -220,11 +220,10 @@ func playbook(bools, stringBools []string) string {
 var taskRe = regexp.MustCompile(`(?m)^TASK \[check ([A-Za-z0-9_]+)\]`)
 var statusRe = regexp.MustCompile(`(?m)^(fatal|ok|skipping|changed): \[([A-Za-z0-9_]+)\]`)
 
-// outcomes reads ansible-playbook's default output: per task and host,
-// whether it failed.
-func outcomes(t *testing.T, out string) map[string]map[string]bool {
-	t.Helper()
-	failed := map[string]map[string]bool{}
+// statuses reads ansible-playbook's default output: per task and host,
+// the status word (ok, skipping, fatal, changed).
+func statuses(out string) map[string]map[string]string {
+	res := map[string]map[string]string{}
 	idx := taskRe.FindAllStringSubmatchIndex(out, -1)
 	for i, m := range idx {
 		end := len(out)
@@ -232,12 +231,42 @@ func outcomes(t *testing.T, out string) map[string]map[string]bool {
 			end = idx[i+1][0]
 		}
 		name := out[m[2]:m[3]]
-		failed[name] = map[string]bool{}
+		res[name] = map[string]string{}
 		for _, st := range statusRe.FindAllStringSubmatch(out[m[1]:end], -1) {
-			failed[name][st[2]] = st[1] == "fatal"
+			res[name][st[2]] = st[1]
+		}
+	}
+	return res
+}
+
+// outcomes says, per task and host, whether it failed.
+func outcomes(t *testing.T, out string) map[string]map[string]bool {
+	t.Helper()
+	failed := map[string]map[string]bool{}
+	for task, hosts := range statuses(out) {
+		failed[task] = map[string]bool{}
+		for h, st := range hosts {
+			failed[task][h] = st == "fatal"
 		}
 	}
 	return failed
+}
+
+// lintJSON runs `layercheck lint` with args and reads its JSON report.
+func lintJSON(t *testing.T, ctx context.Context, cli string, args []string) *lint.Report {
+	t.Helper()
+	var lintOut, lintErr bytes.Buffer
+	lc := exec.CommandContext(ctx, cli, args...)
+	lc.Stdout, lc.Stderr = &lintOut, &lintErr
+	lerr := lc.Run()
+	if code := lc.ProcessState.ExitCode(); code != 0 && code != 1 {
+		t.Fatalf("layercheck %v: %v\n%s", args, lerr, lintErr.String())
+	}
+	var rep lint.Report
+	if err := json.Unmarshal(lintOut.Bytes(), &rep); err != nil {
+		t.Fatalf("lint JSON: %v\n%s", err, lintOut.String())
+	}
+	return &rep
 }
 
 func writeFiles(dir string, files map[string]string) {
@@ -273,17 +302,7 @@ func (r run) compare(t *testing.T, cli, playbookBin, pb string, env []string, va
 		args = append(args, "-e", e)
 		pbArgs = append(pbArgs, "-e", e)
 	}
-	var lintOut, lintErr bytes.Buffer
-	lc := exec.CommandContext(ctx, cli, args...)
-	lc.Stdout, lc.Stderr = &lintOut, &lintErr
-	lerr := lc.Run()
-	if code := lc.ProcessState.ExitCode(); code != 0 && code != 1 {
-		t.Fatalf("layercheck %v: %v\n%s", args, lerr, lintErr.String())
-	}
-	var rep lint.Report
-	if err := json.Unmarshal(lintOut.Bytes(), &rep); err != nil {
-		t.Fatalf("lint JSON: %v\n%s", err, lintOut.String())
-	}
+	rep := lintJSON(t, ctx, cli, args)
 	reported := map[string]map[string]bool{}
 	for _, f := range rep.Findings {
 		if f.Rule != "string-as-bool" && f.Rule != "not-a-bool" {

@@ -1,13 +1,10 @@
 package boollint
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -15,7 +12,6 @@ import (
 
 	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
-	"github.com/layercheck/layercheck/lint"
 )
 
 // olderSeries are the ansible-core series every released kubespray pins
@@ -48,26 +44,18 @@ func bareSample(t *testing.T, cat *kubespray.Catalogue) []string {
 	return out
 }
 
-var statusAllRe = regexp.MustCompile(`(?m)^(fatal|ok|skipping|changed): \[([A-Za-z0-9_]+)\]`)
-
 // ran reads, per task and host, whether the task ran (ok) rather than
 // being skipped; a failed task fails the test (below 2.19 nothing fails).
 func ran(t *testing.T, out string) map[string]map[string]bool {
 	t.Helper()
 	res := map[string]map[string]bool{}
-	idx := taskRe.FindAllStringSubmatchIndex(out, -1)
-	for i, m := range idx {
-		end := len(out)
-		if i+1 < len(idx) {
-			end = idx[i+1][0]
-		}
-		name := out[m[2]:m[3]]
-		res[name] = map[string]bool{}
-		for _, st := range statusAllRe.FindAllStringSubmatch(out[m[1]:end], -1) {
-			if st[1] == "fatal" {
-				t.Errorf("task check %s failed on %s: nothing fails a condition below ansible-core 2.19", name, st[2])
+	for task, hosts := range statuses(out) {
+		res[task] = map[string]bool{}
+		for h, st := range hosts {
+			if st == "fatal" {
+				t.Errorf("task check %s failed on %s: nothing fails a condition below ansible-core 2.19", task, h)
 			}
-			res[name][st[2]] = st[1] == "ok"
+			res[task][h] = st == "ok"
 		}
 	}
 	return res
@@ -135,17 +123,7 @@ func (r run) compareVerdicts(t *testing.T, cli, playbookBin, pb string, env, var
 		args = append(args, "-e", e)
 		pbArgs = append(pbArgs, "-e", e)
 	}
-	var lintOut, lintErr bytes.Buffer
-	lc := exec.CommandContext(ctx, cli, args...)
-	lc.Stdout, lc.Stderr = &lintOut, &lintErr
-	_ = lc.Run()
-	if code := lc.ProcessState.ExitCode(); code != 0 && code != 1 {
-		t.Fatalf("layercheck %v: exit %d\n%s", args, code, lintErr.String())
-	}
-	var rep lint.Report
-	if err := json.Unmarshal(lintOut.Bytes(), &rep); err != nil {
-		t.Fatalf("lint JSON: %v\n%s", err, lintOut.String())
-	}
+	rep := lintJSON(t, ctx, cli, args)
 	verdict := map[string]map[string]string{} // var -> host -> message
 	for _, f := range rep.Findings {
 		if f.Rule != "string-as-bool" && f.Rule != "not-a-bool" {
