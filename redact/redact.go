@@ -229,6 +229,11 @@ var nameSplit = regexp.MustCompile(`[^a-z0-9]+`)
 // (cloud.password) counts.
 func SecretName(name string) bool {
 	parts := nameSplit.Split(strings.ToLower(name), -1)
+	if len(parts) == 1 && (parts[0] == "key" || parts[0] == "keys") {
+		// a bare "key" is a label or toleration key in Kubernetes
+		// structures (metallb_config's tolerations: [{key: ...}]), no secret
+		return false
+	}
 	last := -1
 	for i, p := range parts {
 		if secretWords[p] || strings.HasSuffix(p, "password") || strings.HasSuffix(p, "passwd") ||

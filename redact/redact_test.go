@@ -75,7 +75,7 @@ func TestSecretName(t *testing.T) {
 	for _, n := range []string{"ansible_password", "kube_oidc_client_secret", "client_key_data", "cloud.password", "kubeadm_certificate_key"} {
 		assert.True(t, SecretName(n), n)
 	}
-	for _, n := range []string{"ssh_key_path", "kubeadm_token_ttl", "kube_token_auth", "vault_password_file", "kube_network_plugin"} {
+	for _, n := range []string{"ssh_key_path", "kubeadm_token_ttl", "kube_token_auth", "vault_password_file", "kube_network_plugin", "key", "keys"} {
 		assert.False(t, SecretName(n), n)
 	}
 }

@@ -67,9 +67,15 @@ func usage(w io.Writer) {
 // *ExitError for a non-zero exit that is not a failure to run. Everything
 // written to s.Out and s.ErrOut, and the error's text, passes through
 // redact: no password in a URL, private key, token or secret-named
-// variable's value is printed, whatever its source.
+// variable's value is printed, whatever its source. The one exception is
+// the standard output of `layercheck inventory` (--list, --host), a
+// drop-in for ansible-inventory: tools read it as the inventory itself, so
+// it carries the values verbatim as ansible-inventory does.
 func Run(ctx context.Context, args []string, s Streams) error {
 	out, errOut := redact.New().Writer(s.Out), redact.New().Writer(s.ErrOut)
+	if len(args) > 0 && args[0] == "inventory" {
+		out = nopCloser{s.Out}
+	}
 	s.Out, s.ErrOut = out, errOut
 	err := run(ctx, args, s)
 	out.Close()
@@ -84,6 +90,11 @@ func Run(ctx context.Context, args []string, s Streams) error {
 	}
 	return err
 }
+
+// nopCloser is a writer whose Close does nothing.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // redactedError is an error whose text was redacted.
 type redactedError struct {
