@@ -2,10 +2,7 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -217,61 +214,11 @@ func checkHost(ctx context.Context, h *Host, opts Options) (hr *HostReport) {
 
 // nodeEnv is node.Request.Env for a node reached over conn: the same
 // validation and defaults, the root checked over SFTP, and the node's
-// files, commands and connections through conn. systemd (and other
-// commands) are used only for root "/" unless layercheck_verify_systemd
-// says otherwise, as for the node_facts module.
+// files, commands and connections through conn; errors name the inventory
+// variables (layercheck_verify_root, ...).
 func nodeEnv(r *node.Request, conn *sshconn.Conn) (*node.Env, error) {
-	o := r.Options
-	o.Defaults()
-	root := r.Root
-	if root == "" {
-		root = "/"
-	}
-	if !filepath.IsAbs(root) {
-		return nil, fmt.Errorf("layercheck_verify_root: %q is not an absolute path", root)
-	}
-	fsys := conn.FS()
-	fi, err := fsys.Stat(root)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("layercheck_verify_root %s: %v", root, err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("layercheck_verify_root: %s is not a directory", root)
-	}
-	now := time.Now().UTC()
-	if r.Now != "" {
-		if now, err = time.Parse(time.RFC3339, r.Now); err != nil {
-			return nil, fmt.Errorf("layercheck_verify_now: %q is not an RFC 3339 time (e.g. 2026-11-30T14:22:06Z)", r.Now)
-		}
-	}
-	if o.CertFailDays < 0 || o.CertWarnDays < o.CertFailDays {
-		return nil, fmt.Errorf("layercheck_verify_cert_warn_days (%d) and layercheck_verify_cert_fail_days (%d): need 0 <= fail <= warn", o.CertWarnDays, o.CertFailDays)
-	}
-	lt, err := verify.Seconds("layer_timeout", r.LayerTimeout, 30)
-	if err != nil {
-		return nil, err
-	}
-	nt, err := verify.Seconds("net_timeout", r.NetTimeout, 5)
-	if err != nil {
-		return nil, err
-	}
-	env := &node.Env{FS: verify.FS{Root: root, Sys: fsys}, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o,
-		AddrMap: r.AddrMap, Dial: conn.DialNode}
-	useSystemd := root == "/"
-	if r.Systemd != nil {
-		useSystemd = *r.Systemd
-	}
-	if useSystemd {
-		env.Systemd = &verify.Systemctl{Cmder: conn.Cmder()}
-	}
-	if root == "/" {
-		env.Cmder = conn.Cmder()
-	}
-	return env, nil
+	return r.EnvOn(&node.Remote{FS: conn.FS(), Cmder: conn.Cmder(), Dial: conn.DialNode},
+		func(opt string) string { return "layercheck_verify_" + opt })
 }
 
 // Failures lists the results that are not ok or skipped, per host in

@@ -39,9 +39,25 @@ type Request struct {
 	Systemd *bool `json:"systemd"`
 }
 
-// Env validates the request and builds the layers' Env. Errors name the
-// option.
+// Env validates the request and builds the layers' Env for this machine.
+// Errors name the module option ("option now: ...").
 func (r *Request) Env() (*Env, error) {
+	return r.EnvOn(nil, func(opt string) string { return "option " + opt })
+}
+
+// Remote is a node that is not this machine: its files, commands and
+// connections (layercheck verify reaches it over SSH).
+type Remote struct {
+	FS    verify.NodeFS
+	Cmder verify.Cmder
+	Dial  verify.DialFunc
+}
+
+// EnvOn is Env for the node behind remote (nil: this machine), the root
+// checked on that node; name spells an option in errors (the module's
+// "option now", the inventory's "layercheck_verify_now"). Systemd and
+// other commands are used only for root "/" unless Systemd says otherwise.
+func (r *Request) EnvOn(remote *Remote, name func(opt string) string) (*Env, error) {
 	o := r.Options
 	o.Defaults()
 	root := r.Root
@@ -49,23 +65,27 @@ func (r *Request) Env() (*Env, error) {
 		root = "/"
 	}
 	if !filepath.IsAbs(root) {
-		return nil, fmt.Errorf("option root: %q is not an absolute path", root)
+		return nil, fmt.Errorf("%s: %q is not an absolute path", name("root"), root)
 	}
-	fi, err := os.Stat(root)
+	stat := os.Stat
+	if remote != nil {
+		stat = remote.FS.Stat
+	}
+	fi, err := stat(root)
 	if err != nil {
-		return nil, fmt.Errorf("option root: %v", err)
+		return nil, fmt.Errorf("%s: %v", name("root"), err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("option root: %s is not a directory", root)
+		return nil, fmt.Errorf("%s: %s is not a directory", name("root"), root)
 	}
 	now := time.Now().UTC()
 	if r.Now != "" {
 		if now, err = time.Parse(time.RFC3339, r.Now); err != nil {
-			return nil, fmt.Errorf("option now: %q is not an RFC 3339 time (e.g. 2026-11-30T14:22:06Z)", r.Now)
+			return nil, fmt.Errorf("%s: %q is not an RFC 3339 time (e.g. 2026-11-30T14:22:06Z)", name("now"), r.Now)
 		}
 	}
 	if o.CertFailDays < 0 || o.CertWarnDays < o.CertFailDays {
-		return nil, fmt.Errorf("options cert_warn_days (%d) and cert_fail_days (%d): need 0 <= fail <= warn", o.CertWarnDays, o.CertFailDays)
+		return nil, fmt.Errorf("%s (%d) and %s (%d): need 0 <= fail <= warn", name("cert_warn_days"), o.CertWarnDays, name("cert_fail_days"), o.CertFailDays)
 	}
 	lt, err := verify.Seconds("layer_timeout", r.LayerTimeout, 30)
 	if err != nil {
@@ -78,22 +98,26 @@ func (r *Request) Env() (*Env, error) {
 	for from, to := range r.AddrMap {
 		for _, a := range []string{from, to} {
 			if _, _, err := net.SplitHostPort(a); err != nil {
-				return nil, fmt.Errorf("option addr_map: %q is not host:port: %v", a, err)
+				return nil, fmt.Errorf("%s: %q is not host:port: %v", name("addr_map"), a, err)
 			}
 		}
 	}
 	env := &Env{FS: verify.FS{Root: root}, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o, AddrMap: r.AddrMap}
+	var cmder verify.Cmder = verify.LocalCmder{}
+	if remote != nil {
+		env.FS.Sys, env.Dial, cmder = remote.FS, remote.Dial, remote.Cmder
+	}
 	useSystemd := root == "/"
 	if r.Systemd != nil {
 		useSystemd = *r.Systemd
 	}
 	if useSystemd {
-		env.Systemd = verify.NewSystemctl()
+		env.Systemd = &verify.Systemctl{Cmder: cmder}
 	}
 	// Programs under a fixture root are not for this machine: only a check
 	// of the real root may run them.
 	if root == "/" {
-		env.Cmder = verify.LocalCmder{}
+		env.Cmder = cmder
 	}
 	return env, nil
 }
