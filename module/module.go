@@ -20,10 +20,12 @@ import (
 	"fmt"
 	"github.com/layercheck/layercheck/redact"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -114,7 +116,7 @@ func ParseArgs(data []byte, opts any) (*Args, error) {
 		return a, fmt.Errorf("Unsupported parameters for (%s) module: %s. Supported parameters include: %s.",
 			moduleName(a), strings.Join(unknown, ", "), strings.Join(supported, ", "))
 	}
-	ub, _ := json.Marshal(a.User)
+	ub, _ := json.Marshal(coerceStrings(a.User, reflect.TypeOf(opts)))
 	dec := json.NewDecoder(bytes.NewReader(ub))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(opts); err != nil {
@@ -125,6 +127,89 @@ func ParseArgs(data []byte, opts any) (*Args, error) {
 		return a, fmt.Errorf("bad module options: %w", err)
 	}
 	return a, nil
+}
+
+// coerceStrings returns user with the JSON strings given for bool, int and
+// float options converted as Ansible's argument spec converts them for
+// type bool, int and float: before ansible-core 2.19 a templated value
+// such as "{{ n | int }}" or "{{ b | bool }}" reaches a module as a string
+// ("7", "True"). A string that does not convert is left for the decoder to
+// reject, naming the option.
+func coerceStrings(user map[string]json.RawMessage, t reflect.Type) map[string]json.RawMessage {
+	kinds := scalarFields(t)
+	out := make(map[string]json.RawMessage, len(user))
+	for k, v := range user {
+		out[k] = v
+		var str string
+		kind, ok := kinds[k]
+		if !ok || json.Unmarshal(v, &str) != nil {
+			continue
+		}
+		s := strings.TrimSpace(str)
+		switch kind {
+		case reflect.Bool:
+			switch strings.ToLower(s) {
+			case "y", "yes", "on", "1", "1.0", "true", "t":
+				out[k] = json.RawMessage("true")
+			case "n", "no", "off", "0", "0.0", "false", "f":
+				out[k] = json.RawMessage("false")
+			}
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				out[k] = json.RawMessage(strconv.FormatInt(n, 10))
+			}
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+				out[k] = json.RawMessage(strconv.FormatUint(n, 10))
+			}
+		case reflect.Float32, reflect.Float64:
+			if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+				out[k] = json.RawMessage(strconv.FormatFloat(f, 'g', -1, 64))
+			}
+		}
+	}
+	return out
+}
+
+// scalarFields maps the json name of each bool, integer and float option
+// of struct type t (or a pointer to one; pointers to those kinds count,
+// embedded untagged structs are walked) to its kind.
+func scalarFields(t reflect.Type) map[string]reflect.Kind {
+	out := map[string]reflect.Kind{}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return out
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if name == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if name == "" && f.Anonymous {
+			for k, v := range scalarFields(ft) {
+				if _, ok := out[k]; !ok {
+					out[k] = v
+				}
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		switch ft.Kind() {
+		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			out[name] = ft.Kind()
+		}
+	}
+	return out
 }
 
 func moduleName(a *Args) string {

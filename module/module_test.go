@@ -86,6 +86,37 @@ func TestRunRejectsWrongType(t *testing.T) {
 	assert.Contains(t, m["msg"], "count")
 }
 
+// Before ansible-core 2.19 "{{ n | int }}" and "{{ b | bool }}" reach a
+// module as strings; like Ansible's argument spec, the module converts them
+// for bool, int and float options, and still rejects what does not convert.
+func TestParseArgsConvertsStringsAsAnsible(t *testing.T) {
+	type Embedded struct {
+		Ratio float64 `json:"ratio"`
+	}
+	var opts struct {
+		Embedded
+		Count   int    `json:"count"`
+		Enabled bool   `json:"enabled"`
+		Off     *bool  `json:"off"`
+		Port    uint16 `json:"port"`
+		Name    string `json:"name"`
+	}
+	_, err := ParseArgs([]byte(`{"count":" 7","enabled":"True","off":"no","port":"8080","ratio":"2.5","name":"42"}`), &opts)
+	require.NoError(t, err)
+	assert.Equal(t, 7, opts.Count)
+	assert.True(t, opts.Enabled)
+	require.NotNil(t, opts.Off)
+	assert.False(t, *opts.Off)
+	assert.Equal(t, uint16(8080), opts.Port)
+	assert.Equal(t, 2.5, opts.Ratio)
+	assert.Equal(t, "42", opts.Name, "a string option stays as given")
+
+	for _, bad := range []string{`{"count":"7.5"}`, `{"enabled":"maybe"}`, `{"ratio":"NaN"}`, `{"port":"-1"}`} {
+		_, err := ParseArgs([]byte(bad), &opts)
+		assert.Error(t, err, bad)
+	}
+}
+
 func TestRunMasksNoLog(t *testing.T) {
 	m, _, out := runWith(t, `{"password":"s3cr3t","path":"/p"}`, ok)
 	assert.NotContains(t, out, "s3cr3t", "no_log value printed")

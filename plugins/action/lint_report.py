@@ -21,27 +21,13 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
-from ansible.release import __version__ as ansible_core_version
 from ansible.utils.display import Display
+
+from ansible_collections.layercheck.kubespray.plugins.plugin_utils.report import check_options, fail_reported
 
 display = Display()
 
-# From ansible-core 2.19 a failed result becomes an error event that the
-# default callback prints with the task's source; ReportedFailure avoids
-# it. Before, a result with failed and msg prints just the fatal line.
-_ERROR_EVENTS = tuple(int(x) for x in ansible_core_version.split(".")[:2]) >= (2, 19)
-
 OPTIONS = frozenset(("result", "fail_on_errors", "show_warnings"))
-
-
-class ReportedFailure(AnsibleActionFail):
-    """A failure whose details were printed already: the task result holds
-    ``failed`` and ``msg`` only, so ansible-core >= 2.19 prints no error
-    block (message plus the task's source) repeating what the report said."""
-
-    @property
-    def omit_exception_key(self):
-        return True
 
 
 class ActionModule(ActionBase):
@@ -54,10 +40,7 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp
         args = self._task.args
-        unknown = sorted(set(args) - OPTIONS)
-        if unknown:
-            raise AnsibleActionFail("lint_report: unsupported options %s (supported: %s)"
-                                    % (", ".join(unknown), ", ".join(sorted(OPTIONS))))
+        check_options("lint_report", args, OPTIONS)
         run = args.get("result")
         if not isinstance(run, dict) or not isinstance(run.get("report"), dict):
             raise AnsibleActionFail("lint_report: option result must be the registered result of layercheck.kubespray.inventory_lint")
@@ -75,7 +58,5 @@ class ActionModule(ActionBase):
         result.update(changed=False, msg=summary, errors=errors, warnings=int(report.get("warnings") or 0))
         if errors and fail:
             msg = "%s: fix the errors listed above and run again (per-host findings: ansible_facts.layercheck_lint)" % summary
-            if _ERROR_EVENTS:
-                raise ReportedFailure(msg, result=result)
-            result.update(failed=True, msg=msg)
+            return fail_reported(result, msg)
         return result

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/layercheck/layercheck/internal/testharness"
@@ -140,13 +142,21 @@ func oneNode() cluster.Options {
 
 func TestVerifyPlaybookBothModules(t *testing.T) {
 	c := newCluster(t, oneNode(), setup{})
-	out, err, facts := runVerifyPlaybook(t, c)
+	out, err, facts := runVerifyPlaybookVars(t, c, map[string]any{"layercheck_verify_summary": true})
 	if err != nil {
 		t.Fatalf("healthy: ansible-playbook failed: %v\n%s", err, out)
 	}
 	if facts == nil || facts["status"] != "ok" {
 		t.Fatalf("layercheck_cluster facts: %v\n%s", facts, out)
 	}
+	// The report: the node table, then the cluster's layers once, in a
+	// row of their own.
+	assert.Len(t, regexp.MustCompile(`(?m)^HOST\s+certificates\s+install\s+kubelet\s+NODE$`).FindAllString(out, -1), 1, "node table once:\n%s", out)
+	assert.Len(t, regexp.MustCompile(`(?m)^CLUSTER\s+nodes\s+kube_system\s+cni\s+addons\s+probe\s+STATUS$`).FindAllString(out, -1), 1, "cluster table once:\n%s", out)
+	assert.Regexp(t, `(?m)^https://\S+\s+ok\s+ok\s+ok\s+ok\s+ok\s+OK$`, out)
+	assert.Regexp(t, `(?m)^layercheck verify: 1 hosts: .*; cluster: OK$`, out)
+	assert.NotContains(t, out, "Origin:")
+	assert.NotRegexp(t, `(?m)^\[(FAIL|ERROR)\]`, out)
 	for _, want := range []string{"Check the node layer by layer", "Check the cluster through its API server"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks task %q", want)
@@ -194,16 +204,16 @@ func TestVerifyPlaybookBrokenCluster(t *testing.T) {
 	}{
 		{"taint", setup{mutate: func(w *clustertest.World) {
 			w.Node("node1").Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
-		}}, nil, []string{"layer nodes: FAIL", "node1 is in kube_control_plane and kube_node but carries", "kubectl taint nodes node1 node-role.kubernetes.io/control-plane:NoSchedule-"}},
-		{"ipip", setup{ipip: "Always", vxlan: "Never"}, nil, []string{"layer cni: FAIL", "ipipMode is Always, the inventory says Never", "FIX:"}},
-		{"metrics", setup{metricsDown: true}, nil, []string{"layer addons: FAIL", "is not Available: FailedDiscoveryCheck"}},
+		}}, nil, []string{"[FAIL] cluster nodes ", "node1 is in kube_control_plane and kube_node but carries", "kubectl taint nodes node1 node-role.kubernetes.io/control-plane:NoSchedule-"}},
+		{"ipip", setup{ipip: "Always", vxlan: "Never"}, nil, []string{"[FAIL] cluster cni ", "ipipMode is Always, the inventory says Never", "fix:"}},
+		{"metrics", setup{metricsDown: true}, nil, []string{"[FAIL] cluster addons ", "is not Available: FailedDiscoveryCheck"}},
 		{"etcd-pod", setup{mutate: func(w *clustertest.World) {
 			w.Pods = append(w.Pods, clustertest.StaticPod("etcd", "node1"))
-		}}, nil, []string{"layer kube_system: FAIL", "etcd_deployment_type is host but kube-system has etcd pod(s): etcd-node1"}},
+		}}, nil, []string{"[FAIL] cluster kube_system ", "etcd_deployment_type is host but kube-system has etcd pod(s): etcd-node1"}},
 		{"one-pod-answers", setup{}, func(c *Cluster) { c.Kubelets.Answer = func(i int) bool { return i == 0 } },
-			[]string{"layer probe: FAIL", "never by ["}},
+			[]string{"[FAIL] cluster probe ", "never by ["}},
 		{"apiserver-stopped", setup{}, func(c *Cluster) { c.S.Stop() },
-			[]string{"layer nodes: ERROR", "refused the connection"}},
+			[]string{"[ERROR] cluster nodes ", "refused the connection"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, oneNode(), tc.setup)
@@ -220,9 +230,16 @@ func TestVerifyPlaybookBrokenCluster(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", w, out)
 				}
 			}
-			if !strings.Contains(flat, "layercheck: the cluster failed layer(s)") {
+			if !strings.Contains(flat, "layercheck: node1 failed cluster layer(s)") {
 				t.Errorf("no final verdict:\n%s", out)
 			}
+			// Each cluster problem once, no task source, no facts dump.
+			for _, l := range regexp.MustCompile(`(?m)^\[(FAIL|ERROR|WARN)\] cluster .*$`).FindAllString(out, -1) {
+				assert.Equal(t, 1, strings.Count(out, l), "said more than once: %q", l)
+			}
+			assert.NotContains(t, out, "Origin:")
+			assert.NotContains(t, out, `"results":`)
+			assert.Regexp(t, `(?m)^layercheck verify: 1 hosts: .*; cluster: FAIL \(`, out)
 			if tc.name != "apiserver-stopped" { // nothing to list, nothing was created
 				c.assertNoProbeNamespace(t)
 			}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/internal/testutil"
 )
@@ -103,11 +105,13 @@ func TestVerifyPlaybookFixtureNodeAYearLater(t *testing.T) {
 	if run.Err == nil {
 		t.Fatalf("expired kubeadm certificates passed:\n%s", run.Out)
 	}
-	for _, w := range []string{"layercheck: host node1, layer certificates: FAIL.", "/etc/kubernetes/ssl/apiserver.crt on node1: expired on 2027-11-30T14:22:03Z", "kubeadm certs renew apiserver", "/etc/kubernetes/admin.conf#users[kubernetes-admin]"} {
+	for _, w := range []string{"[FAIL] node1 certificates ", "/etc/kubernetes/ssl/apiserver.crt on node1: expired on 2027-11-30T14:22:03Z", "kubeadm certs renew apiserver", "/etc/kubernetes/admin.conf#users[kubernetes-admin]", "layercheck: node1 failed node layer(s) certificates"} {
 		if !strings.Contains(run.Out, w) {
 			t.Errorf("output lacks %q", w)
 		}
 	}
+	assertReadable(t, run.Out)
+	assert.Equal(t, 1, strings.Count(run.Out, "/etc/kubernetes/ssl/apiserver.crt on node1: expired on 2027-11-30T14:22:03Z"), "the expiry said once")
 	facts := run.Facts["node1"]
 	fam := facts["layers"].(map[string]any)["certificates"].(map[string]any)["facts"].(map[string]any)["families"].(map[string]any)
 	if fam["etcd-script"].(map[string]any)["status"] != "ok" || fam["kubeadm"].(map[string]any)["status"] != "fail" {

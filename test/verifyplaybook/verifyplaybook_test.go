@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/internal/testutil"
 )
@@ -104,7 +107,28 @@ func resultStatus(facts map[string]any, layer, check string) []string {
 	return out
 }
 
-var summaryRow = regexp.MustCompile(`"node1\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)"`)
+// summaryRow is node1's row of the report's table: the seven node layers
+// in layercheck_verify_order, then the node's verdict.
+var summaryRow = regexp.MustCompile(`(?m)^node1\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$`)
+
+// tableHeader is the header line of the report's table.
+var tableHeader = regexp.MustCompile(`(?m)^HOST\s+certificates\s+install\s+kubelet\s+etcd\s+dns\s+cni\s+addons\s+NODE$`)
+
+// maxReportBytes bounds a one-host run's whole output: the report says each
+// problem once, so nothing grows with the facts' size.
+const maxReportBytes = 16 << 10
+
+// assertReadable checks what every verify.yml run prints: the table once,
+// no task source of the role (Origin:) and no role-internal template or
+// JSON dump of the facts, a bounded size.
+func assertReadable(t *testing.T, out string) {
+	t.Helper()
+	assert.Len(t, tableHeader.FindAllString(out, -1), 1, "the report's table header, once:\n%s", out)
+	assert.NotContains(t, out, "Origin:", "a role's task source in the output")
+	assert.NotContains(t, out, "{%", "a role template in the output")
+	assert.NotContains(t, out, `"results":`, "a JSON dump of the facts in the output")
+	assert.LessOrEqual(t, len(out), maxReportBytes, "output size:\n%s", out)
+}
 
 func TestVerifyPlaybookHealthyAndCheckMode(t *testing.T) {
 	t.Parallel()
@@ -127,12 +151,17 @@ func TestVerifyPlaybookHealthyAndCheckMode(t *testing.T) {
 		}
 	}
 	m := summaryRow.FindStringSubmatch(run.Out)
-	if m == nil || !strings.Contains(run.Out, "HOST") || !strings.Contains(run.Out, "certificates") {
-		t.Fatalf("no summary table row for node1 in the output:\n%s", run.Out)
-	}
-	if m[1] != "ok" || m[2] != "ok" || m[3] != "ok" {
-		t.Errorf("summary row %q", m[0])
-	}
+	require.NotNil(t, m, "no table row for node1 in the output:\n%s", run.Out)
+	// Without systemd, etcd's service state is a warning; dns warns of
+	// kubespray's default loop risk (upstream_dns_servers empty).
+	assert.Equal(t, []string{"ok", "ok", "ok", "warn", "warn", "ok", "skip", "WARN"}, m[1:], "row %q", m[0])
+	// -v prints each task's result (the facts too, as Ansible does); the
+	// report is still one table, with no task source.
+	assert.Len(t, tableHeader.FindAllString(run.Out, -1), 1, "the report's table header, once")
+	assert.NotContains(t, run.Out, "Origin:")
+	assert.Contains(t, run.Out, "layercheck verify: 1 hosts: 0 ok, 1 warn, 0 failed; cluster: skipped")
+	assert.NotRegexp(t, `(?m)^\[(FAIL|ERROR)\]`, run.Out, "a healthy node reports no failure")
+	assert.Equal(t, 1, strings.Count(run.Out, "[WARN] node1 etcd service: "), "each warning once")
 	if !strings.Contains(run.Out, "ok=") || strings.Contains(run.Out, "failed=1") {
 		t.Errorf("recap: %s", run.Out[strings.LastIndex(run.Out, "PLAY RECAP"):])
 	}
@@ -145,6 +174,8 @@ func TestVerifyPlaybookHealthyAndCheckMode(t *testing.T) {
 	if check.Err != nil {
 		t.Fatalf("--check: ansible-playbook failed: %v\n%s", check.Err, check.Out)
 	}
+	assertReadable(t, check.Out)
+	assert.Regexp(t, `(?m)^node1\s+ok\s+ok\s+ok\s+warn\s+warn\s+ok\s+skip\s+WARN$`, check.Out)
 	cf := check.Facts["node1"]
 	if cf == nil {
 		t.Fatalf("no facts in check mode\n%s", check.Out)
@@ -208,10 +239,10 @@ func TestVerifyPlaybookBrokenVariants(t *testing.T) {
 			want:    []string{"/etc/ssl/etcd/ssl/member-node1.pem is missing on node1", "make-ssl-etcd.sh"}},
 		{name: "loopback nameserver in the pods' resolv.conf", etcdUp: true, layer: "kubelet",
 			breakIt: func(t *testing.T, tr *testharness.Tree) { must(t, tr.SetResolvConf("127.0.0.53")) },
-			want:    []string{"loopback nameserver 127.0.0.53", "kube_resolv_conf"}},
+			want:    []string{"lists loopback nameserver 127.0.0.53", "kube_resolv_conf"}},
 		{name: "podSubnet drift", etcdUp: true, layer: "install",
 			inventory: inventory + "\n[all:vars]\nkube_pods_subnet=10.244.0.0/16\n",
-			want:      []string{`kube_pods_subnet is \"10.244.0.0/16\" in the inventory but \"10.233.64.0/18\" on node1`, "podSubnet", "FIX: kube_pods_subnet cannot change on an installed cluster: set kube_pods_subnet: 10.233.64.0/18 back"}},
+			want:      []string{`kube_pods_subnet is "10.244.0.0/16" in the inventory but "10.233.64.0/18" on node1`, "podSubnet", "fix: kube_pods_subnet cannot change on an installed cluster: set kube_pods_subnet: 10.233.64.0/18 back"}},
 		{name: "etcd down", etcdUp: false, layer: "etcd",
 			want: []string{"etcd endpoint https://127.0.0.1:2379", "connection refused", "systemctl status etcd"}},
 	}
@@ -230,25 +261,28 @@ func TestVerifyPlaybookBrokenVariants(t *testing.T) {
 			if run.Err == nil {
 				t.Fatalf("ansible-playbook passed on a broken node:\n%s", run.Out)
 			}
-			head := "layercheck: host node1, layer " + tc.layer + ": FAIL."
-			if !strings.Contains(run.Out, head) {
-				t.Errorf("output lacks %q:\n%s", head, run.Out)
+			// Each failure once: a "[FAIL] node1 <layer> <check>: ..." line
+			// per distinct failed check, each said exactly once.
+			lines := regexp.MustCompile(`(?m)^\[FAIL\] node1 `+tc.layer+` .*$`).FindAllString(run.Out, -1)
+			require.NotEmpty(t, lines, "no failure of layer %s in the output:\n%s", tc.layer, run.Out)
+			for _, l := range lines {
+				assert.Equal(t, 1, strings.Count(run.Out, l), "said more than once: %q", l)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(run.Out, w) {
-					t.Errorf("output lacks %q", w)
-				}
+				assert.Contains(t, run.Out, w)
 			}
-			if !strings.Contains(run.Out, "FIX: ") {
-				t.Errorf("no remedy in the output")
-			}
+			// The evidence, the fix and the verdict line: each once.
+			assert.Equal(t, 1, strings.Count(run.Out, tc.want[0]), "evidence %q not said once:\n%s", tc.want[0], run.Out)
+			assert.Contains(t, run.Out, "\n    fix: ", "no remedy in the output")
+			assertReadable(t, run.Out)
 			m := summaryRow.FindStringSubmatch(run.Out)
-			if m == nil || m[8] != "FAIL" {
-				t.Errorf("summary row: %v", m)
+			if assert.NotNil(t, m, "no table row for node1:\n%s", run.Out) {
+				assert.Equal(t, "FAIL", m[8], "row %q", m[0])
 			}
-			if !strings.Contains(run.Out, "layercheck: node1 failed layer(s)") || !strings.Contains(run.Out, "failed=1") {
-				t.Errorf("host not failed at the end:\n%s", run.Out)
-			}
+			verdict := "layercheck: node1 failed node layer(s) " + tc.layer
+			assert.Equal(t, 1, strings.Count(run.Out, verdict), "the host's one-line verdict %q, once:\n%s", verdict, run.Out)
+			assert.Contains(t, run.Out, "failed=1", "host not failed in the recap")
+			assert.Contains(t, run.Out, "layercheck verify: 1 hosts: 0 ok, 0 warn, 1 failed")
 			if facts := run.Facts["node1"]; facts == nil || layerStatus(facts, tc.layer) != "fail" {
 				t.Errorf("facts: layer %s status %q", tc.layer, layerStatus(run.Facts["node1"], tc.layer))
 			}
@@ -275,4 +309,62 @@ func TestVerifyPlaybookAfterClusterYML(t *testing.T) {
 	if !strings.Contains(run.Out, "cluster.yml ran") || summaryRow.FindString(run.Out) == "" || run.Facts["node1"] == nil {
 		t.Errorf("both playbooks should run and verify.yml end with the summary:\n%s", run.Out)
 	}
+}
+
+// Three hosts read the same node tree, whose pods' resolv.conf has a
+// loopback nameserver: the failure all three share is said once with the
+// three hosts (each message names its host: said as <host>); node1's own
+// podSubnet drift (a control-plane check) once, for node1 alone; each
+// failed host gets one verdict line and fails; the facts stay per host.
+func TestVerifyPlaybookSharedFailureOnce(t *testing.T) {
+	t.Parallel()
+	n := newLiveNode(t, true)
+	must(t, n.tree.SetResolvConf("127.0.0.53"))
+	inv := `[kube_control_plane]
+node1 kube_pods_subnet=10.244.0.0/16
+
+[kube_node]
+node1
+node2
+node3
+
+[etcd:children]
+kube_control_plane
+
+[all:vars]
+ansible_connection=local
+ansible_python_interpreter="{{ ansible_playbook_python }}"
+`
+	extra := map[string]any{"layercheck_verify_layers": []string{"install", "kubelet"}}
+	for k, v := range n.extra {
+		extra[k] = v
+	}
+	run := runVerify(t, "", inv, extra)
+	require.Error(t, run.Err, "ansible-playbook passed with failed layers:\n%s", run.Out)
+
+	assert.Len(t, regexp.MustCompile(`(?m)^HOST\s+install\s+kubelet\s+NODE$`).FindAllString(run.Out, -1), 1, "table header once:\n%s", run.Out)
+	for _, h := range []string{"node1", "node2", "node3"} {
+		install := "ok"
+		if h == "node1" {
+			install = "fail"
+		}
+		assert.Regexp(t, `(?m)^`+h+`\s+`+install+`\s+fail\s+FAIL$`, run.Out, "row of %s", h)
+		verdict := "layercheck: " + h + " failed node layer(s) "
+		assert.Equal(t, 1, strings.Count(run.Out, verdict), "verdict of %s once:\n%s", h, run.Out)
+		if assert.Contains(t, run.Facts, h) {
+			assert.Equal(t, "fail", layerStatus(run.Facts[h], "kubelet"), "facts of %s", h)
+		}
+	}
+	shared := regexp.MustCompile(`(?m)^\[FAIL\] node1, node2, node3 kubelet resolv_conf: .* on <host> lists loopback nameserver 127\.0\.0\.53.*$`).FindAllString(run.Out, -1)
+	assert.Len(t, shared, 1, "the shared failure once, with its three hosts:\n%s", run.Out)
+	assert.Equal(t, 1, strings.Count(run.Out, "loopback nameserver 127.0.0.53"), "the shared evidence once")
+	drift := regexp.MustCompile(`(?m)^\[FAIL\] node1 install .*kube_pods_subnet is "10\.244\.0\.0/16" in the inventory but "10\.233\.64\.0/18" on node1.*$`).FindAllString(run.Out, -1)
+	assert.Len(t, drift, 1, "node1's drift once:\n%s", run.Out)
+	assert.Equal(t, 1, strings.Count(run.Out, "cannot change on an installed cluster"), "the drift's fix once")
+	assert.Regexp(t, `node1 *: ok=\d+ .*failed=1`, run.Out)
+	assert.Contains(t, run.Out, "layercheck verify: 3 hosts: 0 ok, 0 warn, 3 failed")
+	assert.NotContains(t, run.Out, "Origin:")
+	assert.NotContains(t, run.Out, `"results":`)
+	assert.LessOrEqual(t, len(run.Out), maxReportBytes)
+	n.tree.AssertNoSecrets(t, run.Out)
 }
