@@ -3,6 +3,7 @@ module github.com/layercheck/layercheck
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/go-playground/validator/v10 v10.30.6
 	github.com/kballard/go-shellquote v0.0.0-20180428030007-95032a82bc51
 	github.com/miekg/dns v1.1.73
