@@ -19,6 +19,12 @@ type Streams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+
+	// errTTY is ErrOut as Run was given it when that is a terminal, nil
+	// otherwise: Run wraps ErrOut in a redacting writer, which is no
+	// *os.File and holds text back until a newline, so a progress line
+	// rewritten in place with "\r" goes here (through redact.String).
+	errTTY io.Writer
 }
 
 // ExitError carries a process exit code without being a failure to run,
@@ -72,6 +78,9 @@ func usage(w io.Writer) {
 // drop-in for ansible-inventory: tools read it as the inventory itself, so
 // it carries the values verbatim as ansible-inventory does.
 func Run(ctx context.Context, args []string, s Streams) error {
+	if isTerminal(s.ErrOut) {
+		s.errTTY = s.ErrOut
+	}
 	out, errOut := redact.New().Writer(s.Out), redact.New().Writer(s.ErrOut)
 	if len(args) > 0 && args[0] == "inventory" {
 		out = nopCloser{s.Out}

@@ -13,6 +13,7 @@ import (
 	"github.com/layercheck/layercheck/internal/fleet"
 	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/redact"
 	"github.com/layercheck/layercheck/verify/cluster"
 )
 
@@ -111,14 +112,7 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 		fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
 	}
 	start := time.Now()
-	if f, ok := s.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		opts.Progress = func(done, total, failed int) {
-			fmt.Fprintf(f, "\r%d/%d hosts, %d failed, %s ", done, total, failed, time.Since(start).Round(time.Second))
-			if done == total {
-				fmt.Fprintln(f)
-			}
-		}
-	}
+	opts.Progress = progressLine(s.errTTY, func() time.Duration { return time.Since(start) })
 	rep := fleet.Run(ctx, hosts, opts)
 	switch {
 	case *kubeconfig != "" || *clusterFrom != "":
@@ -184,4 +178,30 @@ func firstControlPlane(ctx context.Context, hosts []*fleet.Host, cps []string, o
 		}
 	}
 	return nil, fmt.Errorf("--cluster-from first-control-plane: %s is not among the hosts verified (--limit?)", cps[0])
+}
+
+// isTerminal says whether w is a terminal (a *os.File on a tty).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressLine is the progress of `layercheck verify` on a terminal: after
+// each host, "\r<done>/<total> hosts, <failed> failed, <elapsed> " on one
+// line rewritten in place, ended by a newline when the last host is done.
+// Failed counts hosts that failed a check, could not be checked or were
+// unreachable; elapsed is rounded to the second. tty is the terminal
+// (Streams.errTTY); when standard error is no terminal (a pipe, a file, CI
+// logs) it is nil and there is no progress line: progressLine returns nil.
+func progressLine(tty io.Writer, elapsed func() time.Duration) func(done, total, failed int) {
+	if tty == nil {
+		return nil
+	}
+	return func(done, total, failed int) {
+		line := fmt.Sprintf("\r%d/%d hosts, %d failed, %s ", done, total, failed, elapsed().Round(time.Second))
+		if done == total {
+			line += "\n"
+		}
+		_, _ = io.WriteString(tty, redact.String(line))
+	}
 }

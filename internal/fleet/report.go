@@ -2,11 +2,11 @@ package fleet
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/layercheck/layercheck/internal/junit"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/node"
 )
@@ -180,62 +180,26 @@ func mdEscape(s string) string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-// JUnit XML as GitLab and Jenkins read it.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr,omitempty"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Error     *junitProblem `xml:"error,omitempty"`
-	Skipped   *junitProblem `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitProblem struct {
-	Message string `xml:"message,attr,omitempty"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
-
 // junitCaseOf is one check as a JUnit testcase: failed checks are
 // failures, checks that could not run errors, skipped ones skipped;
 // the text holds the message and the remedy.
-func junitCaseOf(classname string, r verify.Result) junitCase {
-	c := junitCase{Name: r.Layer + ": " + r.Check, Classname: classname}
+func junitCaseOf(classname string, r verify.Result) junit.Case {
+	c := junit.Case{Name: r.Layer + ": " + r.Check, Classname: classname}
 	text := r.Msg
 	if r.Remediation != "" {
 		text += "\nfix: " + r.Remediation
 	}
 	switch r.Status {
 	case verify.StatusFail:
-		c.Failure = &junitProblem{Message: r.Msg, Type: string(r.Status), Text: text}
+		c.Failure = &junit.Problem{Message: r.Msg, Type: string(r.Status), Text: text}
 	case verify.StatusWarn:
 		// A warning does not fail the host (as layercheck_verify_fail_on_warn
 		// defaults to false): it passes, with the warning in its output.
 		c.SystemOut = "WARN: " + text
 	case verify.StatusError:
-		c.Error = &junitProblem{Message: r.Msg, Type: "error", Text: text}
+		c.Error = &junit.Problem{Message: r.Msg, Type: "error", Text: text}
 	case verify.StatusSkipped:
-		c.Skipped = &junitProblem{Message: r.Msg}
+		c.Skipped = &junit.Problem{Message: r.Msg}
 	default:
 		c.SystemOut = r.Msg
 	}
@@ -245,66 +209,29 @@ func junitCaseOf(classname string, r verify.Result) junitCase {
 // WriteJUnit prints one testsuite per host and a testcase per check; an
 // unreachable host is one testcase "connect" in error.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	all := junitSuites{Name: r.title()}
+	all := junit.Suites{Name: r.title()}
 	for _, h := range r.Hosts {
-		s := junitSuite{Name: h.Host, Time: fmt.Sprintf("%.3f", float64(h.DurationMS)/1000)}
+		s := junit.Suite{Name: h.Host, Time: fmt.Sprintf("%.3f", float64(h.DurationMS)/1000)}
 		if h.Report == nil {
-			c := junitCase{Name: "connect", Classname: h.Host}
-			c.Error = &junitProblem{Message: h.Msg, Type: string(h.Status), Text: h.Msg}
-			s.Cases = append(s.Cases, c)
+			s.Add(junit.Case{Name: "connect", Classname: h.Host,
+				Error: &junit.Problem{Message: h.Msg, Type: string(h.Status), Text: h.Msg}})
 		} else {
 			for _, l := range h.Report.OrderedLayers() {
 				for _, res := range h.Report.Layers[l].Results {
-					s.Cases = append(s.Cases, junitCaseOf(h.Host+"."+l, res))
+					s.Add(junitCaseOf(h.Host+"."+l, res))
 				}
 			}
 		}
-		for _, c := range s.Cases {
-			s.Tests++
-			switch {
-			case c.Failure != nil:
-				s.Failures++
-			case c.Error != nil:
-				s.Errors++
-			case c.Skipped != nil:
-				s.Skipped++
-			}
-		}
-		all.Tests += s.Tests
-		all.Failures += s.Failures
-		all.Errors += s.Errors
-		all.Suites = append(all.Suites, s)
+		all.Add(s)
 	}
 	if c := r.Cluster; c != nil {
-		s := junitSuite{Name: "cluster"}
+		s := junit.Suite{Name: "cluster"}
 		for _, l := range c.OrderedLayers() {
 			for _, res := range c.Layers[l].Results {
-				jc := junitCaseOf("cluster."+l, res)
-				s.Tests++
-				switch {
-				case jc.Failure != nil:
-					s.Failures++
-				case jc.Error != nil:
-					s.Errors++
-				case jc.Skipped != nil:
-					s.Skipped++
-				}
-				s.Cases = append(s.Cases, jc)
+				s.Add(junitCaseOf("cluster."+l, res))
 			}
 		}
-		all.Tests += s.Tests
-		all.Failures += s.Failures
-		all.Errors += s.Errors
-		all.Suites = append(all.Suites, s)
+		all.Add(s)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(all); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junit.Write(w, all)
 }

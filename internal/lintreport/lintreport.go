@@ -5,7 +5,6 @@ package lintreport
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/layercheck/layercheck/internal/junit"
 	"github.com/layercheck/layercheck/lint"
 )
 
@@ -216,42 +216,11 @@ func uriPath(p string) string {
 	return u.EscapedPath()
 }
 
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	File      string        `xml:"file,attr,omitempty"`
-	Line      int           `xml:"line,attr,omitempty"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
 // WriteJUnit writes rep as JUnit XML: one testsuite, a testcase per
 // finding (errors fail; warnings and info pass with the finding in their
 // output) and one passing testcase per rule that found nothing.
 func WriteJUnit(w io.Writer, rep *lint.Report, name string) error {
-	s := junitSuite{Name: name}
+	s := junit.Suite{Name: name}
 	found := map[string]bool{}
 	for _, f := range rep.Findings {
 		found[f.Rule] = true
@@ -276,33 +245,23 @@ func WriteJUnit(w io.Writer, rep *lint.Report, name string) error {
 			text += "\nfix: " + f.Fix
 		}
 		file, line, _ := SplitWhere(f.Where)
-		c := junitCase{Name: title, Classname: "lint." + f.Rule, Line: line}
+		c := junit.Case{Name: title, Classname: "lint." + f.Rule, Line: line}
 		if file != "-e" {
 			c.File = file
 		}
 		if f.Severity == lint.SeverityError {
-			c.Failure = &junitFailure{Message: f.Message, Type: string(f.Severity), Text: text}
-			s.Failures++
+			c.Failure = &junit.Problem{Message: f.Message, Type: string(f.Severity), Text: text}
 		} else {
 			c.SystemOut = strings.ToUpper(string(f.Severity)) + ": " + text
 		}
-		s.Cases = append(s.Cases, c)
+		s.Add(c)
 	}
 	for _, r := range lint.Rules() {
 		if !found[r.ID] {
-			s.Cases = append(s.Cases, junitCase{Name: r.ID + ": no findings", Classname: "lint." + r.ID})
+			s.Add(junit.Case{Name: r.ID + ": no findings", Classname: "lint." + r.ID})
 		}
 	}
-	s.Tests = len(s.Cases)
-	all := junitSuites{Name: "layercheck lint", Tests: s.Tests, Failures: s.Failures, Suites: []junitSuite{s}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(all); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	all := junit.Suites{Name: "layercheck lint"}
+	all.Add(s)
+	return junit.Write(w, all)
 }

@@ -17,8 +17,8 @@ func init() { register("etcd", nil, func() Layer { return etcdLayer{} }) }
 // etcdLayer checks the etcd member on hosts of the etcd group: for
 // etcd_deployment_type host (and docker, which shares etcd.env and
 // etcd.service) the environment file, this host's member and admin
-// certificates, etcd.service and the live cluster through
-// go.etcd.io/etcd/client/v3; for kubeadm the static pod manifest.
+// certificates, etcd.service and the live cluster through etcd's JSON
+// gateway (etcd_gateway.go); for kubeadm the static pod manifest.
 type etcdLayer struct{}
 
 func (etcdLayer) Name() string { return "etcd" }

@@ -16,10 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -55,7 +51,7 @@ func etcdCheckLive(ctx context.Context, env *Env, ee *EtcdEnv, tlsCfg *tls.Confi
 	// NetTimeout, not one per endpoint.
 	type answer struct {
 		ef      EtcdEndpointFacts
-		members []*etcdserverpb.Member
+		members []*etcdMember
 		err     error
 	}
 	answers := make([]answer, len(eps))
@@ -70,7 +66,7 @@ func etcdCheckLive(ctx context.Context, env *Env, ee *EtcdEnv, tlsCfg *tls.Confi
 		}()
 	}
 	wg.Wait()
-	var members []*etcdserverpb.Member
+	var members []*etcdMember
 	var memberErr error
 	for i, ep := range eps {
 		a := answers[i]
@@ -134,7 +130,7 @@ func etcdCheckLive(ctx context.Context, env *Env, ee *EtcdEnv, tlsCfg *tls.Confi
 		name := fmt.Sprintf("%x", leaders[0])
 		found := members == nil
 		for _, m := range members {
-			if m.ID == leaders[0] {
+			if uint64(m.ID) == leaders[0] {
 				found = true
 				if m.Name != "" {
 					name = m.Name
@@ -176,10 +172,11 @@ func etcdDial(env *Env, ep string) (dialURL, dialed, serverName string, err erro
 }
 
 // etcdStatus probes one endpoint: a TLS handshake first (so a refused
-// connection or a certificate error is named as such instead of surfacing
-// as a gRPC deadline), then Maintenance.Status and the member list. It
-// fills ef and returns the members it read.
-func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, timeout time.Duration, ef *EtcdEndpointFacts) ([]*etcdserverpb.Member, error) {
+// connection or a certificate error is named as such), then, over that
+// connection, Maintenance.Status and Cluster.MemberList through etcd's
+// JSON gateway (see etcd_gateway.go). It fills ef and returns the members
+// it read.
+func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, timeout time.Duration, ef *EtcdEndpointFacts) ([]*etcdMember, error) {
 	dialURL, dialed, serverName, err := etcdDial(env, ep)
 	ef.Dialed = dialed
 	if err != nil {
@@ -188,6 +185,8 @@ func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, time
 	}
 	cfg := base.Clone()
 	cfg.ServerName = serverName
+	// The gateway is plain HTTP/1.1 on the client port.
+	cfg.NextProtos = []string{"http/1.1"}
 	start := time.Now()
 
 	pctx, cancel := context.WithTimeout(ctx, timeout)
@@ -208,26 +207,12 @@ func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, time
 		ef.Error = fmt.Sprintf("%s failed within %s: %v", what, timeout, err)
 		return nil, errors.New(ef.Error)
 	}
-	_ = conn.Close()
 
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:            []string{dialURL},
-		DialTimeout:          timeout,
-		DialKeepAliveTimeout: timeout,
-		TLS:                  cfg,
-		Logger:               zap.NewNop(),
-		Context:              ctx,
-		DialOptions:          env.grpcDialOptions(timeout),
-	})
-	if err != nil {
-		ef.Error = fmt.Sprintf("client: %v", err)
-		return nil, errors.New(ef.Error)
-	}
-	defer cli.Close()
+	gw := newEtcdGateway(env, dialURL, dialed, cfg, conn, timeout)
+	defer gw.close()
 
-	sctx, cancel := context.WithTimeout(ctx, timeout)
-	st, err := cli.Status(sctx, dialURL)
-	cancel()
+	var st etcdStatusResponse
+	err = gw.call(ctx, "/v3/maintenance/status", struct{}{}, &st)
 	ef.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		ef.Error = fmt.Sprintf("status failed within %s: %v", timeout, err)
@@ -235,20 +220,19 @@ func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, time
 	}
 	ef.Healthy = len(st.Errors) == 0
 	ef.Version = st.Version
-	ef.DBSize = st.DbSize
-	ef.DBSizeInUse = st.DbSizeInUse
-	ef.Leader = fmt.Sprintf("%x", st.Leader)
-	ef.RaftIndex = st.RaftIndex
-	ef.RaftTerm = st.RaftTerm
+	ef.DBSize = int64(st.DBSize)
+	ef.DBSizeInUse = int64(st.DBSizeInUse)
+	ef.Leader = fmt.Sprintf("%x", uint64(st.Leader))
+	ef.RaftIndex = uint64(st.RaftIndex)
+	ef.RaftTerm = uint64(st.RaftTerm)
 	ef.IsLearner = st.IsLearner
 	ef.Alarms = st.Errors
 	if st.Header != nil {
-		ef.MemberID = fmt.Sprintf("%x", st.Header.MemberId)
+		ef.MemberID = fmt.Sprintf("%x", st.Header.memberID())
 	}
-	mctx, cancel := context.WithTimeout(ctx, timeout)
-	ml, err := cli.MemberList(mctx)
-	cancel()
-	if err != nil {
+	// Linearizable, as clientv3's MemberList and etcdctl member list ask.
+	var ml etcdMemberListResponse
+	if err := gw.call(ctx, "/v3/cluster/member/list", map[string]bool{"linearizable": true}, &ml); err != nil {
 		return nil, fmt.Errorf("member list from %s failed within %s: %v", ep, timeout, err)
 	}
 	return ml.Members, nil

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
-
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -27,7 +25,7 @@ func etcdPeerMatch(env *Env, want, got string) bool {
 	return wu.Host == gu.Host || env.Addr(wu.Host) == gu.Host
 }
 
-func etcdCheckMembers(env *Env, ee *EtcdEnv, members []*etcdserverpb.Member, facts *EtcdFacts, add func(verify.Result)) {
+func etcdCheckMembers(env *Env, ee *EtcdEnv, members []*etcdMember, facts *EtcdFacts, add func(verify.Result)) {
 	for _, m := range members {
 		facts.Members = append(facts.Members, EtcdMemberFacts{ID: fmt.Sprintf("%x", m.ID), Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner})
 	}
@@ -35,7 +33,7 @@ func etcdCheckMembers(env *Env, ee *EtcdEnv, members []*etcdserverpb.Member, fac
 	warn := false
 	matched := map[uint64]bool{}
 	for _, p := range ee.InitialCluster {
-		var hit *etcdserverpb.Member
+		var hit *etcdMember
 		for _, m := range members {
 			if m.Name == p.Name {
 				hit = m
@@ -45,7 +43,7 @@ func etcdCheckMembers(env *Env, ee *EtcdEnv, members []*etcdserverpb.Member, fac
 			probs = append(probs, fmt.Sprintf("%s (%s) is in ETCD_INITIAL_CLUSTER but not a started member", p.Name, p.PeerURL))
 			continue
 		}
-		matched[hit.ID] = true
+		matched[uint64(hit.ID)] = true
 		ok := false
 		for _, u := range hit.PeerURLs {
 			if etcdPeerMatch(env, p.PeerURL, u) {
@@ -61,7 +59,7 @@ func etcdCheckMembers(env *Env, ee *EtcdEnv, members []*etcdserverpb.Member, fac
 		}
 	}
 	for _, m := range members {
-		if matched[m.ID] {
+		if matched[uint64(m.ID)] {
 			continue
 		}
 		if m.Name == "" {

@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"net"
 	"time"
-
-	"google.golang.org/grpc"
 )
 
 // dial opens a connection from the node to addr (after AddrMap) within
@@ -38,14 +36,4 @@ func (e *Env) dialTLS(ctx context.Context, addr string, cfg *tls.Config, timeout
 		return nil, err
 	}
 	return c, nil
-}
-
-// grpcDialOptions make the etcd client dial through Env.Dial when set.
-func (e *Env) grpcDialOptions(timeout time.Duration) []grpc.DialOption {
-	if e.Dial == nil {
-		return nil
-	}
-	return []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-		return e.dial(ctx, "tcp", addr, timeout)
-	})}
 }
