@@ -49,8 +49,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// bin returns the path of the built command name (layercheck or
-// inventory_lint), building both once for the package.
+// bin returns the path of the built command name (layercheck or a module:
+// inventory_lint, node_facts, cluster_facts), building all once for the
+// package.
 func bin(t *testing.T, name string) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -60,8 +61,9 @@ func bin(t *testing.T, name string) string {
 			return
 		}
 		binDir = dir
-		testutil.Build(t, "./cmd/layercheck", filepath.Join(dir, "layercheck"))
-		testutil.Build(t, "./cmd/inventory_lint", filepath.Join(dir, "inventory_lint"))
+		for _, c := range []string{"layercheck", "inventory_lint", "node_facts", "cluster_facts"} {
+			testutil.Build(t, "./cmd/"+c, filepath.Join(dir, c))
+		}
 	})
 	if buildErr != "" || binDir == "" {
 		t.Fatalf("building the binaries failed: %s", buildErr)
@@ -143,7 +145,13 @@ func mkfifo(t *testing.T, path string) {
 // and returns its result.
 func module(t *testing.T, dir string, argsJSON string) result {
 	t.Helper()
+	return moduleNamed(t, dir, "inventory_lint", argsJSON)
+}
+
+// moduleNamed runs the module binary name with args (a JSON object).
+func moduleNamed(t *testing.T, dir, name string, argsJSON string) result {
+	t.Helper()
 	f := filepath.Join(t.TempDir(), "args")
 	require.NoError(t, os.WriteFile(f, []byte(argsJSON), 0o600))
-	return run(t, dir, nil, bin(t, "inventory_lint"), f)
+	return run(t, dir, nil, bin(t, name), f)
 }
