@@ -110,8 +110,14 @@ collection: venv modules
 # package's testdata/fuzz/ for review.
 FUZZTIME ?= 30s
 FUZZ_TIMEOUT ?= 2h
+# The kubespray/internal/scan targets read a kubespray checkout's role
+# defaults (the lint reads the user's checkout when the inventory lives in
+# it); FuzzCertificatePEM adds the private-key reader to FuzzPEM's
+# certificate reader.
 FUZZ_TARGETS := parser:FuzzINI parser:FuzzYAML parser:FuzzJSONInventory parser:FuzzExtraVars \
-	parser:FuzzAnsibleCfg verify/node:FuzzKubeadmConfig verify/node:FuzzEtcdEnv verify/node:FuzzPEM verify/node:FuzzKubeconfig
+	parser:FuzzAnsibleCfg verify/node:FuzzKubeadmConfig verify/node:FuzzEtcdEnv verify/node:FuzzPEM \
+	verify/node:FuzzCertificatePEM verify/node:FuzzKubeconfig \
+	kubespray/internal/scan:FuzzLoadVarsYAML kubespray/internal/scan:FuzzInferBool
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t#*:}; \

@@ -92,3 +92,30 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkLoadMillionHosts loads ten lines of r<N>-[0:99999]: 1,000,000
+// hosts after range expansion, the default MaxHosts, and renders them as
+// --list does.
+func BenchmarkLoadMillionHosts(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; i < 10; i++ {
+		fmt.Fprintf(&sb, "r%d-[0:99999]\n", i)
+	}
+	ini := filepath.Join(b.TempDir(), "hosts.ini")
+	if err := os.WriteFile(ini, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		inv, err := Load(ini)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(inv.Hosts) != 1_000_000 {
+			b.Fatalf("%d hosts", len(inv.Hosts))
+		}
+		if _, err := inv.ListJSON(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -175,23 +176,50 @@ func expandHostnameRange(line string, out *[]string) error {
 	if end == "" {
 		return errors.New("host range must specify end value")
 	}
-	fill := func(x string) string { return x }
+	// fill appends x to b, zero-padded to rlen as Python's str.zfill
+	// (rlen 0: no padding)
+	rlen := 0
 	if beg[0] == '0' && len(beg) > 1 {
-		rlen := len(beg)
+		rlen = len(beg)
 		if rlen != len(end) {
 			return errors.New("host range must specify equal-length begin and end formats")
 		}
-		fill = func(x string) string {
-			if len(x) >= rlen {
-				return x
-			}
-			if strings.HasPrefix(x, "-") {
-				return "-" + strings.Repeat("0", rlen-len(x)) + x[1:]
-			}
-			return strings.Repeat("0", rlen-len(x)) + x
-		}
 	}
-	var seq []string
+	fill := func(b []byte, x []byte) []byte {
+		if len(x) >= rlen {
+			return append(b, x...)
+		}
+		if len(x) > 0 && x[0] == '-' {
+			b = append(b, '-')
+			for i := 0; i < rlen-len(x); i++ {
+				b = append(b, '0')
+			}
+			return append(b, x[1:]...)
+		}
+		for i := 0; i < rlen-len(x); i++ {
+			b = append(b, '0')
+		}
+		return append(b, x...)
+	}
+	// each name is built in one buffer and becomes one string: a range
+	// of 100,000 hosts makes 100,000 strings, not three times as many
+	var name, num []byte
+	emit := func(r []byte) error {
+		name = append(name[:0], head...)
+		name = fill(name, r)
+		name = append(name, tail...)
+		if bytes.IndexByte(name, '[') >= 0 {
+			if err := expandHostnameRange(string(name), out); err != nil {
+				return err
+			}
+		} else {
+			*out = append(*out, string(name))
+		}
+		if len(*out) > maxRangeHosts {
+			return fmt.Errorf("host pattern %q expands to more than %d hosts", line, maxRangeHosts)
+		}
+		return nil
+	}
 	ib, iberr := strings.Index(asciiLetters, beg), error(nil)
 	ie := strings.Index(asciiLetters, end)
 	if ib < 0 || ie < 0 {
@@ -211,7 +239,9 @@ func expandHostnameRange(line string, out *[]string) error {
 		}
 		// ascii_letters[i_beg:i_end+1:step]
 		for i := ib; i < ie+1 && i < len(asciiLetters); i += int(st) {
-			seq = append(seq, asciiLetters[i:i+1])
+			if err := emit([]byte{asciiLetters[i]}); err != nil {
+				return err
+			}
 		}
 	} else {
 		b, err1 := pyIntStr(beg)
@@ -231,20 +261,10 @@ func expandHostnameRange(line string, out *[]string) error {
 			return fmt.Errorf("host range [%s] expands to more than %d hosts", nrange, maxRangeHosts)
 		}
 		for i := b; (st > 0 && i < e+1) || (st < 0 && i > e+1); i += st {
-			seq = append(seq, strconv.FormatInt(i, 10))
-		}
-	}
-	for _, r := range seq {
-		h := head + fill(r) + tail
-		if strings.Contains(h, "[") {
-			if err := expandHostnameRange(h, out); err != nil {
+			num = strconv.AppendInt(num[:0], i, 10)
+			if err := emit(num); err != nil {
 				return err
 			}
-		} else {
-			*out = append(*out, h)
-		}
-		if len(*out) > maxRangeHosts {
-			return fmt.Errorf("host pattern %q expands to more than %d hosts", line, maxRangeHosts)
 		}
 	}
 	return nil

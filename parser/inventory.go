@@ -85,8 +85,6 @@ type Group struct {
 	// Priority is ansible_group_priority as set in inventory sources
 	// (default 1); in group_vars files it is an ordinary variable.
 	Priority int
-
-	hostSet map[string]bool
 }
 
 // Host is an inventory host with the variables written for it in inventory

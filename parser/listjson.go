@@ -91,7 +91,9 @@ func (inv *Inventory) ListJSONExtra(extra *Map) ([]byte, error) {
 	writeJSON(&head, &Value{Kind: KindMap, Map: root}, 0)
 	before, after, _ := bytes.Cut(head.Bytes(), []byte(hostvarsMarker))
 	var buf bytes.Buffer
-	buf.Grow(len(before) + len(after) + 2000*len(inv.Hosts))
+	// no room is reserved per host: a guess of kilobytes each reserved
+	// gigabytes for a million hosts without variables
+	buf.Grow(len(before) + len(after))
 	buf.Write(before)
 	inv.writeHostvars(&buf, extra)
 	buf.Write(after)

@@ -173,7 +173,7 @@ func (inv *Inventory) addGroup(name string) *Group {
 	if g, ok := inv.groups[name]; ok {
 		return g
 	}
-	g := &Group{Name: name, Vars: NewMap(), Priority: 1, hostSet: map[string]bool{}}
+	g := &Group{Name: name, Vars: NewMap(), Priority: 1}
 	if invalidGroupChars.MatchString(name) {
 		// TRANSFORM_INVALID_GROUP_CHARS=never, ansible-core's default: kept, warned
 		inv.warnf("Invalid characters were found in group name %q but not replaced (Ansible group names should be valid variable names)", name)
@@ -201,31 +201,36 @@ func (inv *Inventory) AddHostToGroup(g *Group, h *Host) {
 		return
 	}
 	inv.groupAddHost(g, h)
-	if u := inv.groups["ungrouped"]; u != nil && g != u && g.Name != "all" && u.hostSet[h.Name] {
+	if u := inv.groups["ungrouped"]; u != nil && g != u && g.Name != "all" && h.inGroup(u) {
 		inv.groupRemoveHost(u, h)
 	}
 }
 
-func (inv *Inventory) groupAddHost(g *Group, h *Host) bool {
-	if g.hostSet[h.Name] {
-		return false
-	}
-	g.hostSet[h.Name] = true
-	g.Hosts = append(g.Hosts, h)
+// inGroup reports whether h is directly in g. It looks through the host's
+// few groups, not the group's hosts, so membership needs no per-group set
+// (a group of a million hosts would need a million-entry map).
+func (h *Host) inGroup(g *Group) bool {
 	for _, hg := range h.Groups {
 		if hg == g {
 			return true
 		}
 	}
+	return false
+}
+
+func (inv *Inventory) groupAddHost(g *Group, h *Host) bool {
+	if h.inGroup(g) {
+		return false
+	}
+	g.Hosts = append(g.Hosts, h)
 	h.Groups = append(h.Groups, g)
 	return true
 }
 
 func (inv *Inventory) groupRemoveHost(g *Group, h *Host) {
-	if !g.hostSet[h.Name] {
+	if !h.inGroup(g) {
 		return
 	}
-	delete(g.hostSet, h.Name)
 	for i, x := range g.Hosts {
 		if x == h {
 			g.Hosts = append(g.Hosts[:i:i], g.Hosts[i+1:]...)
@@ -318,6 +323,13 @@ func (g *Group) checkChildrenDepth() error {
 	return nil
 }
 
+// hostCell is what addHost allocates for a new host.
+type hostCell struct {
+	host   Host
+	vars   Map
+	groups [1]*Group
+}
+
 // addHost is InventoryData.add_host: the port counts only when the host is new.
 func (inv *Inventory) addHost(name string, g *Group, port *Value, pos Pos, source string) (*Host, error) {
 	if name == "" {
@@ -332,7 +344,11 @@ func (inv *Inventory) addHost(name string, g *Group, port *Value, pos Pos, sourc
 			}
 			return nil, err
 		}
-		h = &Host{Name: name, Vars: NewMap(), Pos: pos, Source: source}
+		// the host, its empty variables and room for its first group in
+		// one allocation: a million hosts are a million objects, not four
+		c := &hostCell{}
+		c.host = Host{Name: name, Vars: &c.vars, Groups: c.groups[:0], Pos: pos, Source: source}
+		h = &c.host
 		if port != nil {
 			h.Vars.Set("ansible_port", port)
 		}
@@ -413,11 +429,14 @@ func (inv *Inventory) reconcile() {
 			_ = inv.addChild(all, g)
 		}
 	}
+	// hosts leave ungrouped in one pass over its hosts: removing them one
+	// by one would scan the group once per host (quadratic)
+	leave := map[*Host]bool{}
 	for _, h := range inv.Hosts {
-		if ungrouped.hostSet[h.Name] {
+		if h.inGroup(ungrouped) {
 			for _, g := range h.Groups {
 				if g != all && g != ungrouped {
-					inv.groupRemoveHost(ungrouped, h)
+					leave[h] = true
 					break
 				}
 			}
@@ -432,6 +451,23 @@ func (inv *Inventory) reconcile() {
 		if !other {
 			inv.groupAddHost(ungrouped, h)
 		}
+	}
+	if len(leave) > 0 {
+		kept := ungrouped.Hosts[:0]
+		for _, h := range ungrouped.Hosts {
+			if !leave[h] {
+				kept = append(kept, h)
+				continue
+			}
+			for i, x := range h.Groups {
+				if x == ungrouped {
+					h.Groups = append(h.Groups[:i:i], h.Groups[i+1:]...)
+					break
+				}
+			}
+		}
+		clear(ungrouped.Hosts[len(kept):])
+		ungrouped.Hosts = kept
 	}
 	for _, g := range inv.Groups {
 		if _, ok := inv.hosts[g.Name]; ok {

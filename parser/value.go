@@ -164,8 +164,9 @@ type Map struct {
 	keyKind map[string]Kind
 }
 
-// NewMap returns an empty Map.
-func NewMap() *Map { return &Map{Values: map[string]*Value{}} }
+// NewMap returns an empty Map. Its Values map is made by the first Set, so
+// the million empty Maps of a large inventory's hosts cost no map each.
+func NewMap() *Map { return &Map{} }
 
 // Get returns the value of key, or nil.
 func (m *Map) Get(key string) *Value {
@@ -177,6 +178,9 @@ func (m *Map) Get(key string) *Value {
 
 // Set adds or replaces key; a replaced key keeps its place, as in a Python dict.
 func (m *Map) Set(key string, v *Value) {
+	if m.Values == nil {
+		m.Values = map[string]*Value{}
+	}
 	if _, ok := m.Values[key]; !ok {
 		m.Keys = append(m.Keys, key)
 	}

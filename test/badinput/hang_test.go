@@ -144,4 +144,15 @@ func TestVerifyReadersDoNotHang(t *testing.T) {
 	assert.Equal(t, 2, r.code, r.all())
 	assert.Contains(t, r.stderr, "no cluster, user or context to use (empty kubeconfig?)")
 	assert.NotContains(t, r.stderr, "KUBERNETES_MASTER")
+
+	// Why 5: an API server that refuses at once is reported as refusing,
+	// not as "did not answer within 10s"
+	port := closedPort(t)
+	write(t, dir, map[string]string{"refused.conf": fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"+
+		"    server: https://127.0.0.1:%d\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\n"+
+		"contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", port)})
+	r = run(t, dir, nil, bin(t, "layercheck"), "cluster", "--kubeconfig", filepath.Join(dir, "refused.conf"), "-i", inv, "--no-probe", "--timeout", "3s")
+	assert.Equal(t, 1, r.code, r.all())
+	assert.Contains(t, r.all(), fmt.Sprintf("API server https://127.0.0.1:%d refused the connection", port))
+	assert.NotContains(t, r.all(), "did not answer within")
 }

@@ -30,8 +30,9 @@ func closedPort(t *testing.T) int {
 // Why 3 (secrets): secrets fed through every input — a kubeconfig server
 // URL and token, etcd.env endpoints, extra vars (k=v and JSON), inventory
 // values, group_vars holding a private key, module options with
-// _ansible_no_log — never appear in any output of any command or module,
-// in any format. Each run must also show it read the input (the host or
+// _ansible_no_log — never appear in any output of any command (lint,
+// inventory, node, cluster, verify, version) or module (inventory_lint,
+// node_facts, cluster_facts), in any format. Each run must also show it read the input (the host or
 // variable name appears), so the scan cannot pass on empty output.
 func TestSecretScanEveryCommandAndFormat(t *testing.T) {
 	t.Parallel()
@@ -86,17 +87,28 @@ current-context: ctx
 			assert.NotContains(t, out, s, "%s printed a secret", what)
 		}
 	}
-	for _, format := range []string{"text", "json"} {
+	// every subcommand in every --format it takes (the lists are the
+	// subcommands' own: a format added to one must be added here)
+	for _, format := range []string{"text", "json", "sarif", "junit"} {
 		args := append([]string{"lint", "--kubespray-version", "v2.31.0", "--format", format, "-i", inv}, extra...)
 		check("lint --format "+format, "kube_oidc_auth", run(t, dir, nil, lc, args...))
-
+	}
+	for _, format := range []string{"text", "json", "junit", "markdown"} {
 		check("cluster --format "+format, "127.0.0.1", run(t, dir, nil, lc, "cluster", "--kubeconfig", filepath.Join(dir, "kubeconfig"),
 			"-i", inv, "--format", format, "--timeout", "3s", "--no-probe"))
 
 		check("node --format "+format, "etcd", run(t, dir, nil, lc, "node", "--root", filepath.Join(dir, "root"), "--host", "cp1",
 			"--group", "etcd", "--group", "kube_control_plane", "--etcd-member", "cp1", "--layer", "etcd", "--format", format,
 			"--net-timeout", "2s"))
+
+		// verify reaches cp1 at a closed port (unreachable at once); the
+		// inventory's become password is refused by name, the kubeconfig's
+		// URL password and token stay hidden
+		args := append([]string{"verify", "-i", inv, "--kubeconfig", filepath.Join(dir, "kubeconfig"), "--format", format,
+			"--connect-timeout", "3s", "-e", fmt.Sprintf("ansible_port=%d", port)}, extra...)
+		check("verify --format "+format, "cp1", run(t, dir, nil, lc, args...))
 	}
+	check("version", "layercheck", run(t, dir, nil, lc, "version"))
 	// inventory --list and --host print the inventory verbatim on stdout,
 	// as ansible-inventory does (test/inventorydiff compares them byte for
 	// byte): their stderr and errors are scanned.
@@ -124,5 +136,23 @@ current-context: ctx
 		}
 		b, _ := json.Marshal(args)
 		check(fmt.Sprintf("inventory_lint module (no_log %v)", noLog), "catalogue", module(t, dir, string(b)))
+	}
+
+	// node_facts on the node tree whose etcd.env holds URL passwords, and
+	// cluster_facts with the kubeconfig's URL password and token
+	for _, noLog := range []bool{false, true} {
+		b, _ := json.Marshal(map[string]any{
+			"root": filepath.Join(dir, "root"), "inventory_hostname": "cp1", "group_names": []string{"etcd", "kube_control_plane"},
+			"etcd_members": []string{"cp1"}, "layers": []string{"etcd"}, "net_timeout": 2,
+			"_ansible_module_name": "layercheck.kubespray.node_facts", "_ansible_no_log": noLog,
+		})
+		check(fmt.Sprintf("node_facts module (no_log %v)", noLog), "etcd", moduleNamed(t, dir, "node_facts", string(b)))
+
+		b, _ = json.Marshal(map[string]any{
+			"kubeconfig": filepath.Join(dir, "kubeconfig"), "kube_control_plane": []string{"cp1"}, "kube_node": []string{"cp1"},
+			"timeout": 3, "probe": false,
+			"_ansible_module_name": "layercheck.kubespray.cluster_facts", "_ansible_no_log": noLog,
+		})
+		check(fmt.Sprintf("cluster_facts module (no_log %v)", noLog), "127.0.0.1", moduleNamed(t, dir, "cluster_facts", string(b)))
 	}
 }
