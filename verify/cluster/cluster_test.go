@@ -55,7 +55,7 @@ func run(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructur
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		cluster.IPPoolGVR: "IPPoolList", cluster.APIServiceGVR: "APIServiceList"}, objs...)
 	o.Defaults()
-	env := &cluster.Env{Kube: kube, Dynamic: dyn, Options: o, Server: "fake", CheckMode: true, Timeout: 5 * time.Second, LayerTimeout: 10 * time.Second}
+	env := &cluster.Env{Kube: clustertest.Clientset(kube), Dynamic: dyn, Options: o, Server: "fake", CheckMode: true, Timeout: 5 * time.Second, LayerTimeout: 10 * time.Second}
 	rep, err := cluster.Run(ctx, env, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestHelmReleases(t *testing.T) {
 		}
 	}
 	o.Defaults()
-	env := &cluster.Env{Kube: kube, Options: o, Server: "fake", CheckMode: true}
+	env := &cluster.Env{Kube: clustertest.Clientset(kube), Options: o, Server: "fake", CheckMode: true}
 	rep, err := cluster.Run(ctx, env, []string{"addons"}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -37,7 +36,7 @@ type Snapshot struct {
 // Nodes lists the cluster's Nodes.
 func (s *Snapshot) Nodes(ctx context.Context) ([]corev1.Node, error) {
 	s.nodesOnce.Do(func() {
-		l, err := s.env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		l, err := s.env.Kube.ListNodes(ctx)
 		if err != nil {
 			s.nodesErr = errAPI(s.env, "list nodes", err)
 			return
@@ -62,7 +61,7 @@ func (s *Snapshot) NodeByName(ctx context.Context) (map[string]*corev1.Node, err
 // KubeSystemPods lists the pods in kube-system.
 func (s *Snapshot) KubeSystemPods(ctx context.Context) ([]corev1.Pod, error) {
 	s.podsOnce.Do(func() {
-		l, err := s.env.Kube.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
+		l, err := s.env.Kube.ListPods(ctx, "kube-system", metav1.ListOptions{})
 		if err != nil {
 			s.podsErr = errAPI(s.env, "list pods in kube-system", err)
 			return
@@ -75,7 +74,7 @@ func (s *Snapshot) KubeSystemPods(ctx context.Context) ([]corev1.Pod, error) {
 // DaemonSets lists the DaemonSets in kube-system.
 func (s *Snapshot) DaemonSets(ctx context.Context) ([]appsv1.DaemonSet, error) {
 	s.dsOnce.Do(func() {
-		l, err := s.env.Kube.AppsV1().DaemonSets("kube-system").List(ctx, metav1.ListOptions{})
+		l, err := s.env.Kube.ListDaemonSets(ctx, "kube-system")
 		if err != nil {
 			s.dsErr = errAPI(s.env, "list daemonsets in kube-system", err)
 			return
@@ -89,7 +88,7 @@ func (s *Snapshot) DaemonSets(ctx context.Context) ([]appsv1.DaemonSet, error) {
 // the add-ons' own, such as local-path-storage).
 func (s *Snapshot) Deployments(ctx context.Context) ([]appsv1.Deployment, error) {
 	s.depOnce.Do(func() {
-		l, err := s.env.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+		l, err := s.env.Kube.ListDeployments(ctx, "")
 		if err != nil {
 			s.depErr = errAPI(s.env, "list deployments", err)
 			return
@@ -97,16 +96,6 @@ func (s *Snapshot) Deployments(ctx context.Context) ([]appsv1.Deployment, error)
 		s.deps = l.Items
 	})
 	return s.deps, s.depErr
-}
-
-// rawGet GETs an absolute API path (nil client: not available, as with
-// client-go's fake clientset).
-func rawGet(ctx context.Context, env *Env, path string) ([]byte, error) {
-	rc := env.Kube.Discovery().RESTClient()
-	if rc == nil {
-		return nil, fmt.Errorf("GET %s: this client has no REST transport", path)
-	}
-	return rc.Get().AbsPath(path).Do(ctx).Raw()
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
