@@ -27,7 +27,7 @@ done
 for b in layercheck cluster_facts; do
   echo
   echo "$b: linked modules with the most packages (go list -deps)"
-  go list -deps -f '{{with .Module}}{{.Path}}{{end}}' "./cmd/$b" | sort | uniq -c | sort -rn | head -12
+  go list -deps -f '{{with .Module}}{{.Path}}{{end}}' "./cmd/$b" | sort | uniq -c | sort -rn | awk 'NR <= 12'
   echo "$b: $(go version -m "$work/$b" | grep -c $'^\tdep') dependency modules (go version -m)"
   # Where the bytes are: code and read-only data of each package, from the
   # symbol table of the same build unstripped (the stripped binary also
@@ -40,5 +40,5 @@ for b in layercheck cluster_facts; do
     n = split(name, parts, "/"); last = parts[n]; d = index(last, "."); if (d > 0) last = substr(last, 1, d - 1)
     pkg = ""; for (i = 1; i < n; i++) pkg = pkg parts[i] "/"; pkg = pkg last
     size[pkg] += $2 }
-    END { for (p in size) printf "%8.0f %s\n", size[p] / 1024, p }' | sort -rn | head -12
+    END { for (p in size) printf "%8.0f %s\n", size[p] / 1024, p }' | sort -rn | awk 'NR <= 12'
 done
