@@ -93,7 +93,7 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	facts.MetricsAPIService = "True"
 	res = append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusOK, Msg: "APIService " + MetricsAPIService + " Available"})
 
-	body, err := rawGet(ctx, env, "/apis/metrics.k8s.io/v1beta1/nodes")
+	body, err := env.Kube.RawGet(ctx, "/apis/metrics.k8s.io/v1beta1/nodes")
 	if err != nil {
 		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusFail,
 			Msg:         "node metrics not readable: " + errAPI(env, "GET /apis/metrics.k8s.io/v1beta1/nodes", err).Error(),
@@ -155,7 +155,7 @@ func APIServiceRemedy(reason string) string {
 func checkLocalPath(ctx context.Context, env *Env, facts *AddonsFacts) []verify.Result {
 	o := &env.Options
 	var res []verify.Result
-	sc, err := env.Kube.StorageV1().StorageClasses().Get(ctx, o.LocalPathProvisionerStorageClass, metav1.GetOptions{})
+	sc, err := env.Kube.GetStorageClass(ctx, o.LocalPathProvisionerStorageClass)
 	if err != nil {
 		res = append(res, verify.Result{Check: "storage_class", Status: verify.StatusFail,
 			Msg:         fmt.Sprintf("StorageClass %s: %v", o.LocalPathProvisionerStorageClass, errAPI(env, "get storageclass", err)),
@@ -216,7 +216,7 @@ func pvcProbe(ctx context.Context, env *Env, facts *AddonsFacts) (r verify.Resul
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}},
 		},
 	}
-	if _, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+	if _, err := env.Kube.CreatePVC(ctx, ns, pvc); err != nil {
 		r.Status, r.Msg = verify.StatusFail, "create probe PVC: "+errAPI(env, "create pvc", err).Error()
 		return r
 	}
@@ -230,14 +230,14 @@ func pvcProbe(ctx context.Context, env *Env, facts *AddonsFacts) (r verify.Resul
 			TerminationGracePeriodSeconds: new(int64),
 		},
 	}
-	if _, err := env.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := env.Kube.CreatePod(ctx, ns, pod); err != nil {
 		r.Status, r.Msg = verify.StatusFail, "create probe pod: "+errAPI(env, "create pod", err).Error()
 		return r
 	}
 	deadline := time.Now().Add(env.Probe.timeout())
 	phase := corev1.ClaimPending
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		got, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc.Name, metav1.GetOptions{})
+		got, err := env.Kube.GetPVC(ctx, ns, pvc.Name)
 		if err == nil {
 			phase = got.Status.Phase
 			if phase == corev1.ClaimBound {
@@ -273,7 +273,7 @@ func checkHelm(ctx context.Context, env *Env, facts *AddonsFacts) verify.Result 
 			records = append(records, record{s.Namespace, s.Labels["name"], s.Labels["status"], s.Labels["version"]})
 		}
 	} else {
-		l, err := env.Kube.CoreV1().Secrets("").List(ctx, sel)
+		l, err := env.Kube.ListSecrets(ctx, "", sel)
 		if err != nil {
 			return helmUnlistable(env, err)
 		}

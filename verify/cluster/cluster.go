@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -117,7 +116,9 @@ const maxKubeconfigBytes = 16 << 20
 
 // Env is what the cluster layers read.
 type Env struct {
-	Kube    kubernetes.Interface
+	// Kube makes the typed calls (NewAPI; tests adapt client-go's fake
+	// clientset).
+	Kube    API
 	Dynamic dynamic.Interface
 	// Metadata lists objects without their content (helm's release
 	// Secrets); nil falls back to Kube.
@@ -222,7 +223,7 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 	kcfg := rest.CopyConfig(cfg)
 	kcfg.ContentType = "application/vnd.kubernetes.protobuf"
 	kcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	kube, err := kubernetes.NewForConfig(kcfg)
+	kube, err := NewAPI(kcfg)
 	if err != nil {
 		return nil, fmt.Errorf("API client for %s: %v", cfg.Host, err)
 	}
@@ -297,7 +298,7 @@ func serverVersion(ctx context.Context, env *Env) (string, error) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		v, err := env.Kube.Discovery().ServerVersion()
+		v, err := env.Kube.ServerVersion(ctx)
 		if err != nil {
 			ch <- res{err: err}
 			return
@@ -306,6 +307,10 @@ func serverVersion(ctx context.Context, env *Env) (string, error) {
 	}()
 	select {
 	case r := <-ch:
+		if r.err != nil && ctx.Err() != nil {
+			// the deadline, not what the cancelled request made of it
+			return "", ctx.Err()
+		}
 		return r.v, r.err
 	case <-ctx.Done():
 		return "", ctx.Err()

@@ -7,10 +7,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
@@ -43,6 +46,13 @@ func ippool(cidr, ipip, vxlan string) *unstructured.Unstructured {
 
 func run(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructured.Unstructured) *cluster.Report {
 	t.Helper()
+	rep, _ := runFake(t, o, w, pool)
+	return rep
+}
+
+// runFake is run, also returning the fake clientset with the actions it saw.
+func runFake(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructured.Unstructured) (*cluster.Report, *fake.Clientset) {
+	t.Helper()
 	ctx := context.Background()
 	kube := fake.NewSimpleClientset() // the field-managed NewClientset costs seconds per test for nothing these tests need
 	if err := w.Apply(ctx, kube, 4); err != nil {
@@ -55,12 +65,23 @@ func run(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructur
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		cluster.IPPoolGVR: "IPPoolList", cluster.APIServiceGVR: "APIServiceList"}, objs...)
 	o.Defaults()
-	env := &cluster.Env{Kube: kube, Dynamic: dyn, Options: o, Server: "fake", CheckMode: true, Timeout: 5 * time.Second, LayerTimeout: 10 * time.Second}
+	env := &cluster.Env{Kube: clustertest.Clientset(kube), Dynamic: dyn, Options: o, Server: "fake", CheckMode: true, Timeout: 5 * time.Second, LayerTimeout: 10 * time.Second}
 	rep, err := cluster.Run(ctx, env, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rep
+	return rep, kube
+}
+
+// podLists is the label selector of every list of pods the layers made.
+func podLists(kube *fake.Clientset) []string {
+	var out []string
+	for _, a := range kube.Actions() {
+		if l, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == "pods" {
+			out = append(out, l.GetListRestrictions().Labels.String())
+		}
+	}
+	return out
 }
 
 func TestHealthyThreeNode(t *testing.T) {
@@ -173,13 +194,65 @@ func TestDaemonSetMissingOnNode(t *testing.T) {
 		keep = append(keep, p)
 	}
 	w.Pods = keep
-	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	// The DaemonSet controller counts the Ready pods in the status.
+	for _, ds := range w.DaemonSets {
+		if ds.Name == "calico-node" {
+			ds.Status.NumberReady, ds.Status.NumberAvailable = 2, 2
+		}
+	}
+	rep, kube := runFake(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
 	r := clustertest.Result(t, rep, "kube_system", "calico-node")
-	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "no Ready pod on node3") {
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "no Ready pod on node3") ||
+		!slices.Contains(r.Evidence.([]string), "calico-node-00002 on node3: Pending, calico-node ImagePullBackOff, not Ready") {
 		t.Errorf("calico-node not ready on node3: %+v", r)
 	}
 	if r := clustertest.Result(t, rep, "cni", "calico-node"); r.Status != verify.StatusFail {
 		t.Errorf("cni layer calico-node: %+v", r)
+	}
+	// The pods are listed once, for both layers, to name the node.
+	assert.ElementsMatch(t, []string{"!controller-revision-hash", ""}, podLists(kube))
+}
+
+// TestDaemonSetNotDesiredOnEveryNode: a DaemonSet whose status counts all
+// its desired pods Ready but desires fewer than the Nodes (a taint it does
+// not tolerate) is judged by its pods, which name the node left out.
+func TestDaemonSetNotDesiredOnEveryNode(t *testing.T) {
+	o := threeNode()
+	w := clustertest.Healthy(o, 4)
+	var keep []*corev1.Pod
+	for _, p := range w.Pods {
+		if p.Name != "nodelocaldns-00001" { // the one on node2
+			keep = append(keep, p)
+		}
+	}
+	w.Pods = keep
+	for _, ds := range w.DaemonSets {
+		if ds.Name == "nodelocaldns" {
+			ds.Status.DesiredNumberScheduled, ds.Status.CurrentNumberScheduled, ds.Status.NumberReady, ds.Status.NumberAvailable, ds.Status.UpdatedNumberScheduled = 2, 2, 2, 2, 2
+		}
+	}
+	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	r := clustertest.Result(t, rep, "kube_system", "nodelocaldns")
+	assert.Equal(t, verify.StatusFail, r.Status, "%+v", r)
+	assert.Contains(t, r.Msg, "DaemonSet kube-system/nodelocaldns: 2/2 ready; no Ready pod on node2")
+}
+
+// TestDaemonSetsJudgedFromStatus: when every DaemonSet's status counts a
+// Ready pod on every Node, their pods (three or more per node) are not
+// listed; only the pods no DaemonSet created, which are the found fact.
+func TestDaemonSetsJudgedFromStatus(t *testing.T) {
+	o := threeNode()
+	rep, kube := runFake(t, o, clustertest.Healthy(o, 4), ippool("10.233.64.0/18", "Never", "Always"))
+	for _, n := range []string{"kube-proxy", "calico-node", "nodelocaldns"} {
+		r := clustertest.Result(t, rep, "kube_system", n)
+		assert.Equal(t, verify.StatusOK, r.Status, "%+v", r)
+		assert.Equal(t, "DaemonSet kube-system/"+n+" Ready on every node (3)", r.Msg)
+	}
+	assert.Equal(t, []string{"!controller-revision-hash"}, podLists(kube))
+	found := rep.Layers["kube_system"].Facts.(*cluster.KubeSystemFacts).Found
+	assert.Contains(t, found, "kube-apiserver-node1")
+	for _, p := range found {
+		assert.NotContains(t, p, "calico-node-", "a DaemonSet's pod in found")
 	}
 }
 
@@ -217,7 +290,7 @@ func TestHelmReleases(t *testing.T) {
 		}
 	}
 	o.Defaults()
-	env := &cluster.Env{Kube: kube, Options: o, Server: "fake", CheckMode: true}
+	env := &cluster.Env{Kube: clustertest.Clientset(kube), Options: o, Server: "fake", CheckMode: true}
 	rep, err := cluster.Run(ctx, env, []string{"addons"}, nil)
 	if err != nil {
 		t.Fatal(err)

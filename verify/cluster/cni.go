@@ -62,11 +62,11 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, err := env.snap.KubeSystemPods(ctx)
+	r, err := checkDaemonSet(ctx, ds, ds, dss, env.snap.KubeSystemPods, presentNodes(env.inv, byName), len(byName))
 	if err != nil {
 		return nil, nil, err
 	}
-	res = append(res, checkDaemonSet(ds, ds, dss, pods, presentNodes(env.inv, byName)))
+	res = append(res, r)
 	if o.KubeNetworkPlugin == "flannel" {
 		res = append(res, verify.Result{Check: "network_policy", Status: verify.StatusWarn,
 			Msg:         "flannel does not enforce NetworkPolicy: policies are accepted by the API server and silently ignored",

@@ -22,7 +22,10 @@ func (kubeSystemLayer) Name() string { return "kube_system" }
 // KubeSystemFacts is the kube_system layer's facts: the workloads the
 // inventory implies and those found.
 type KubeSystemFacts struct {
-	Expected        []string `json:"expected"`
+	Expected []string `json:"expected"`
+	// Found is the kube-system pods no DaemonSet or StatefulSet created
+	// (static pods, Deployments' pods), by name: DaemonSets are judged
+	// from their status, and their pods listed only when it falls short.
 	Found           []string `json:"found"`
 	CorednsReplicas int32    `json:"coredns_replicas"`
 	CorednsExpected int      `json:"coredns_expected_replicas"`
@@ -63,8 +66,13 @@ func ownedBy(p *corev1.Pod, kind, name string) bool {
 }
 
 // checkDaemonSet wants DaemonSet name with a Ready pod on every node in
-// nodes (the inventory hosts that are Nodes).
-func checkDaemonSet(check, name string, dss []appsv1.DaemonSet, pods []corev1.Pod, nodes []string) verify.Result {
+// nodes (the inventory hosts that are Nodes; allNodes is the number of all
+// Nodes). When the DaemonSet's status says it should run on every Node
+// (desiredNumberScheduled >= allNodes) and runs Ready there (numberReady
+// >= desiredNumberScheduled), that is the answer, without its pods; else
+// the pods of kube-system are listed (pods) to name the nodes without a
+// Ready pod. Only pods' error is returned.
+func checkDaemonSet(ctx context.Context, check, name string, dss []appsv1.DaemonSet, pods func(context.Context) ([]corev1.Pod, error), nodes []string, allNodes int) (verify.Result, error) {
 	var ds *appsv1.DaemonSet
 	for i := range dss {
 		if dss[i].Name == name {
@@ -74,8 +82,26 @@ func checkDaemonSet(check, name string, dss []appsv1.DaemonSet, pods []corev1.Po
 	if ds == nil {
 		return verify.Result{Check: check, Status: verify.StatusFail,
 			Msg:         fmt.Sprintf("DaemonSet kube-system/%s is missing", name),
-			Remediation: fmt.Sprintf("rerun cluster.yml (the role that deploys %s); kubectl -n kube-system get ds shows what is there", name)}
+			Remediation: fmt.Sprintf("rerun cluster.yml (the role that deploys %s); kubectl -n kube-system get ds shows what is there", name)}, nil
 	}
+	if st := ds.Status; int(st.DesiredNumberScheduled) >= allNodes && st.NumberReady >= st.DesiredNumberScheduled {
+		return daemonSetOK(check, name, nodes), nil
+	}
+	all, err := pods(ctx)
+	if err != nil {
+		return verify.Result{}, err
+	}
+	return checkDaemonSetPods(check, name, ds, all, nodes), nil
+}
+
+func daemonSetOK(check, name string, nodes []string) verify.Result {
+	return verify.Result{Check: check, Status: verify.StatusOK,
+		Msg: fmt.Sprintf("DaemonSet kube-system/%s Ready on every node (%d)", name, len(nodes))}
+}
+
+// checkDaemonSetPods judges DaemonSet ds by its pods: a Ready one on every
+// node in nodes, and its status counting as many Ready as desired.
+func checkDaemonSetPods(check, name string, ds *appsv1.DaemonSet, pods []corev1.Pod, nodes []string) verify.Result {
 	readyOn := map[string]bool{}
 	var bad []string
 	for i := range pods {
@@ -104,8 +130,7 @@ func checkDaemonSet(check, name string, dss []appsv1.DaemonSet, pods []corev1.Po
 			Expected: nodes, Actual: missing, Evidence: bad,
 			Remediation: fmt.Sprintf("kubectl -n kube-system describe ds %s; kubectl -n kube-system logs ds/%s on the listed nodes; a node taint not tolerated or an image pull failure is the usual cause", name, name)}
 	}
-	return verify.Result{Check: check, Status: verify.StatusOK,
-		Msg: fmt.Sprintf("DaemonSet kube-system/%s Ready on every node (%d)", name, len(nodes))}
+	return daemonSetOK(check, name, nodes)
 }
 
 func orNone(s []string) string {
@@ -177,7 +202,7 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, err := env.snap.KubeSystemPods(ctx)
+	pods, err := env.snap.KubeSystemOwnPods(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -282,7 +307,11 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	}
 	for _, name := range daemonsets {
 		facts.Expected = append(facts.Expected, name)
-		res = append(res, checkDaemonSet(name, name, dss, pods, present))
+		r, err := checkDaemonSet(ctx, name, name, dss, env.snap.KubeSystemPods, present, len(nodes))
+		if err != nil {
+			return nil, nil, err
+		}
+		res = append(res, r)
 	}
 
 	// Deployments.

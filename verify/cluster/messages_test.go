@@ -74,7 +74,7 @@ func TestMetricsAPIServiceRemedyPerReason(t *testing.T) {
 			require.NoError(t, w.Apply(context.Background(), kube, 4))
 			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 				cluster.IPPoolGVR: "IPPoolList", cluster.APIServiceGVR: "APIServiceList"}, apiService("False", tc.reason))
-			env := &cluster.Env{Kube: kube, Dynamic: dyn, Options: o, Server: "fake", CheckMode: true, Timeout: 5 * time.Second, LayerTimeout: 10 * time.Second}
+			env := &cluster.Env{Kube: clustertest.Clientset(kube), Dynamic: dyn, Options: o, Server: "fake", CheckMode: true, Timeout: 5 * time.Second, LayerTimeout: 10 * time.Second}
 			rep, err := cluster.Run(context.Background(), env, []string{"addons"}, nil)
 			require.NoError(t, err)
 			r := clustertest.Result(t, rep, "addons", "metrics_apiservice")

@@ -59,7 +59,7 @@ func createProbeNamespace(ctx context.Context, env *Env, prefix string) (string,
 		name = env.Probe.Namespace
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: probeLabels}}
-	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+	if _, err := env.Kube.CreateNamespace(ctx, ns); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return "", fmt.Errorf("probe namespace %s already exists: layercheck only uses a namespace it creates (delete it or set probe_namespace to another name)", name)
 		}
@@ -124,13 +124,13 @@ func deleteNamespace(env *Env, ns string) error {
 	defer cancel()
 	// The namespace controller deletes what is inside; no propagation
 	// policy, so no garbage-collector finalizer is added to the namespace.
-	err := env.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	err := env.Kube.DeleteNamespace(ctx, ns)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return &NamespaceStuck{Namespace: ns, Err: errAPI(env, "delete namespace", err)}
 	}
 	var last *corev1.Namespace
 	for {
-		got, err := env.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		got, err := env.Kube.GetNamespace(ctx, ns)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -146,7 +146,7 @@ func deleteNamespace(env *Env, ns string) error {
 		// Never read within the budget: one more try, bounded by Timeout.
 		gctx, gcancel := context.WithTimeout(context.Background(), env.Timeout)
 		defer gcancel()
-		got, err := env.Kube.CoreV1().Namespaces().Get(gctx, ns, metav1.GetOptions{})
+		got, err := env.Kube.GetNamespace(gctx, ns)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -239,7 +239,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 			},
 		},
 	}
-	if _, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+	if _, err := env.Kube.CreateDeployment(ctx, ns, dep); err != nil {
 		return fail("create probe Deployment: "+errAPI(env, "create deployment", err).Error(), "check that the admin kubeconfig may create Deployments")
 	}
 	svc := &corev1.Service{
@@ -247,7 +247,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: probeLabels,
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(int32(p.Port))}}},
 	}
-	created, err := env.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+	created, err := env.Kube.CreateService(ctx, ns, svc)
 	if err != nil {
 		return fail("create probe Service: "+errAPI(env, "create service", err).Error(), "check kube_service_addresses has free addresses")
 	}
@@ -255,7 +255,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 
 	// Wait for both replicas Ready.
 	for {
-		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, ProbeName, metav1.GetOptions{})
+		d, err := env.Kube.GetDeployment(ctx, ns, ProbeName)
 		if err == nil && d.Status.ReadyReplicas >= replicas {
 			break
 		}
@@ -269,7 +269,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 		}
 		sleep(ctx, 500*time.Millisecond)
 	}
-	pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + ProbeName})
+	pods, err := env.Kube.ListPods(ctx, ns, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + ProbeName})
 	if err != nil {
 		return fail("list probe pods: "+errAPI(env, "list pods", err).Error(), "")
 	}
@@ -322,7 +322,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 		facts.Target = fmt.Sprintf("%s/api/v1/namespaces/%s/services/http:%s:80/proxy/hostname (the API server's service proxy)", env.Server, ns, ProbeName)
 		rctx, rcancel := context.WithTimeout(ctx, env.Timeout)
 		defer rcancel()
-		b, err := env.Kube.CoreV1().Services(ns).ProxyGet("http", ProbeName, "80", "hostname", nil).DoRaw(rctx)
+		b, err := env.Kube.ServiceProxyGet(rctx, ns, "http", ProbeName, "80", "hostname")
 		return strings.TrimSpace(string(b)), err
 	}
 	answered := map[string]bool{}

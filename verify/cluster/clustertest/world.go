@@ -156,9 +156,12 @@ func (w *World) AddDaemonSet(name string, nodes []string) {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: "example.invalid/" + name}}}}},
 		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: n, CurrentNumberScheduled: n, NumberReady: n, NumberAvailable: n, UpdatedNumberScheduled: n},
 	})
+	// The DaemonSet controller labels its pods with the revision of their
+	// template (and the template's generation).
+	podLabels := map[string]string{"k8s-app": name, "controller-revision-hash": "5d4b7c9f8", "pod-template-generation": "1"}
 	for i, node := range nodes {
 		w.Pods = append(w.Pods, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", name, i), Namespace: "kube-system", Labels: labels,
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", name, i), Namespace: "kube-system", Labels: podLabels,
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, UID: types.UID("ds-" + name)}}},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: name, Image: "example.invalid/" + name}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready(), PodIP: "10.0.0.2",
