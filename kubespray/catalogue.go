@@ -123,6 +123,11 @@ type Catalogue struct {
 	Release *Release `json:"-"`
 	// Skipped names kubespray files not read, with why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Why says why this catalogue was chosen for a lint (set by
+	// ForInventory and Select): the kubespray checkout the inventory lives
+	// in, the version asked for and what it resolved to, or the bundled
+	// default because no checkout holds the inventory.
+	Why string `json:"why,omitempty"`
 }
 
 // Lookup returns the variable, or nil (also on a nil Catalogue).
