@@ -186,8 +186,51 @@ func Run(in Input) *Report {
 	for i := range r.Findings {
 		maskSecrets(&r.Findings[i])
 	}
+	r.Findings = mergeHosts(r.Findings, c.hosts)
 	r.finish()
 	return r
+}
+
+// mergeHosts makes findings that say the same (rule, severity, variable,
+// value, location, message, why and fix) and differ only in their hosts
+// one finding for all of them, hosts in inventory order. Rules group hosts
+// by every value a check reads, so hosts that differ in a variable that
+// does not change the finding (e.g. kube_pods_subnet under a warning about
+// kube_service_addresses) would otherwise get the same warning twice.
+func mergeHosts(fs []Finding, hosts []string) []Finding {
+	type key struct {
+		rule, variable, value, where, message, why, fix string
+		sev                                             Severity
+	}
+	order := make(map[string]int, len(hosts))
+	for i, h := range hosts {
+		order[h] = i
+	}
+	var groups byFirstSeen[key, Finding]
+	for _, f := range fs {
+		g := groups.get(key{f.Rule, f.Variable, f.Value, f.Where, f.Message, f.Why, f.Fix, f.Severity}, func() *Finding {
+			m := f
+			m.Hosts = nil
+			return &m
+		})
+		g.Hosts = append(g.Hosts, f.Hosts...)
+	}
+	out := groups.list()
+	for i := range out {
+		hs := out[i].Hosts
+		if len(hs) < 2 {
+			continue
+		}
+		sort.SliceStable(hs, func(a, b int) bool { return order[hs[a]] < order[hs[b]] })
+		uniq := hs[:1]
+		for _, h := range hs[1:] {
+			if h != uniq[len(uniq)-1] {
+				uniq = append(uniq, h)
+			}
+		}
+		out[i].Hosts = uniq
+	}
+	return out
 }
 
 // ForHost returns the findings affecting host: those naming it in Hosts,
