@@ -46,13 +46,15 @@ type Component = scan.Component
 // (scan.UseSite).
 type UseSite = scan.UseSite
 
-// The forms of a boolean in kubespray's conditions (Release.Uses).
+// The forms of a boolean in kubespray's conditions and in the Jinja of its
+// task arguments (Release.Uses).
 const (
 	FormBare     = scan.FormBare
 	FormNot      = scan.FormNot
 	FormBoolCast = scan.FormBoolCast
 	FormCompared = scan.FormCompared
 	FormExpr     = scan.FormExpr
+	FormTemplate = scan.FormTemplate
 )
 
 // Var is one variable kubespray defines.
