@@ -22,10 +22,10 @@ python_at_least() {
   [ -n "${PYTHON312:-}" ] && cands+=("$PYTHON312")
   cands+=(python3.14 python3.13 python3.12)
   for root in "$(pyenv root 2>/dev/null || true)" /root/.pyenv; do
-    [ -n "$root" ] && [ -d "$root/versions" ] || continue
-    # newest first
+    if [ -z "$root" ] || [ ! -d "$root/versions" ]; then continue; fi
+    # newest first; the version check below drops those before $want
     while IFS= read -r c; do cands+=("$c/bin/python3"); done < <(
-      ls -d "$root"/versions/3.1[2-9]* "$root"/versions/3.[2-9][0-9]* 2>/dev/null | sort -rV)
+      for d in "$root"/versions/3.*; do [ -d "$d" ] && printf '%s\n' "$d"; done | sort -rV)
   done
   for c in "${cands[@]}"; do
     # pyenv shims exist for versions that are not active and exit 127.
@@ -48,7 +48,7 @@ for s in "${@:-2.16 2.17 2.20}"; do
     if [ "$series" = 2.20 ] || [ "${series#2.}" -gt 20 ] 2>/dev/null; then
       if ! p=$(python_at_least 3.12); then
         echo "venv-series.sh: ansible-core $series needs Python >= 3.12, and none was found" >&2
-        echo "  (tried python3.14, python3.13, python3.12 on PATH and \$(pyenv root)/versions/3.1[2-9]*;" >&2
+        echo "  (tried python3.14, python3.13, python3.12 on PATH and the Pythons in \$(pyenv root)/versions;" >&2
         echo "   install one, e.g. 'pyenv install 3.12', or name it with PYTHON312=/path/to/python3.12)" >&2
         exit 1
       fi
