@@ -36,8 +36,11 @@ awk -F'\t' '
 # The binaries that embed the bundled kubespray catalogues (every release,
 # gzipped): the CLI and the lint module, as built by make build.
 echo
-for b in bin/layercheck plugins/modules/inventory_lint_linux_amd64 plugins/modules/inventory_lint_linux_arm64; do
+# (the module binaries live in plugins/bin, see the Makefile.)
+for b in bin/layercheck plugins/bin/inventory_lint_linux_amd64 plugins/bin/inventory_lint_linux_arm64; do
   if [ -f "$b" ]; then
     printf "%-46s %6.1f MiB\n" "$b" "$(awk -v s="$(stat -c %s "$b")" 'BEGIN { print s / 1048576 }')"
+  else
+    printf "%-46s missing: run make build\n" "$b"
   fi
 done

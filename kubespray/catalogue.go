@@ -46,13 +46,15 @@ type Component = scan.Component
 // (scan.UseSite).
 type UseSite = scan.UseSite
 
-// The forms of a boolean in kubespray's conditions (Release.Uses).
+// The forms of a boolean in kubespray's conditions and in the Jinja of its
+// task arguments (Release.Uses).
 const (
 	FormBare     = scan.FormBare
 	FormNot      = scan.FormNot
 	FormBoolCast = scan.FormBoolCast
 	FormCompared = scan.FormCompared
 	FormExpr     = scan.FormExpr
+	FormTemplate = scan.FormTemplate
 )
 
 // Var is one variable kubespray defines.
@@ -123,6 +125,11 @@ type Catalogue struct {
 	Release *Release `json:"-"`
 	// Skipped names kubespray files not read, with why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Why says why this catalogue was chosen for a lint (set by
+	// ForInventory and Select): the kubespray checkout the inventory lives
+	// in, the version asked for and what it resolved to, or the bundled
+	// default because no checkout holds the inventory.
+	Why string `json:"why,omitempty"`
 }
 
 // Lookup returns the variable, or nil (also on a nil Catalogue).

@@ -172,6 +172,34 @@ func TestForInventoryCheckout(t *testing.T) {
 		if c.Lookup("x") != nil {
 			t.Error("the user's own group_vars are not kubespray's catalogue")
 		}
+		if want := "chosen because the inventory " + src + " lives in this checkout"; c.Why != want {
+			t.Errorf("Why = %q, want %q", c.Why, want)
+		}
+	}
+}
+
+// Select says why it chose the catalogue: the version asked for (and the
+// release a minor resolves to), else the checkout or the bundled default.
+func TestSelectSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteTree(t, dir, map[string]string{"hosts.ini": "[all]\nnode1\n"})
+	for _, tc := range []struct{ version, option, wantVersion, wantWhy string }{
+		{"v2.31", "--kubespray-version", "v2.31.0", "chosen with --kubespray-version v2.31, the newest bundled v2.31.x"},
+		{"2.29", "kubespray_version", "v2.29.1", "chosen with kubespray_version 2.29, the newest bundled v2.29.x"},
+		{"v2.31.0", "--kubespray-version", "v2.31.0", "chosen with --kubespray-version v2.31.0"},
+		{"2.30.0", "--kubespray-version", "v2.30.0", "chosen with --kubespray-version 2.30.0"},
+		{"", "--kubespray-version", DefaultVersion, "the default, as the inventory lives in no kubespray checkout"},
+	} {
+		c, err := Select(tc.version, tc.option, []string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Version != tc.wantVersion || c.Why != tc.wantWhy {
+			t.Errorf("Select(%q): version %q why %q, want %q %q", tc.version, c.Version, c.Why, tc.wantVersion, tc.wantWhy)
+		}
+	}
+	if _, err := Select("v9.9", "--kubespray-version", nil); err == nil || !strings.Contains(err.Error(), "v9.9") {
+		t.Errorf("an unknown version: %v", err)
 	}
 }
 
@@ -198,6 +226,9 @@ func TestForInventoryFallback(t *testing.T) {
 		}
 		if c.Version != DefaultVersion || !strings.HasPrefix(c.Name, "bundled kubespray master ") || c.Root != "" {
 			t.Errorf("%v: got %q", sources, c.Name)
+		}
+		if !strings.Contains(c.Why, "no kubespray checkout") {
+			t.Errorf("%v: why %q", sources, c.Why)
 		}
 	}
 }

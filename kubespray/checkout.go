@@ -133,7 +133,8 @@ func mergeCheckoutAsserts(f *Facts, a *scan.Asserts, dir string) {
 
 // ForInventory returns the catalogue for inventory sources (-i
 // arguments): the kubespray checkout the first source inside one lives in
-// (see FindCheckout and Checkout), else the bundled DefaultVersion.
+// (see FindCheckout and Checkout), else the bundled DefaultVersion. Why
+// says which of the two and, for a checkout, which source lies in it.
 func ForInventory(sources []string) (*Catalogue, error) {
 	for _, s := range sources {
 		dir, err := FindCheckout(s)
@@ -141,8 +142,37 @@ func ForInventory(sources []string) (*Catalogue, error) {
 			return nil, err
 		}
 		if dir != "" {
-			return Checkout(dir)
+			c, err := Checkout(dir)
+			if err != nil {
+				return nil, err
+			}
+			c.Why = fmt.Sprintf("chosen because the inventory %s lives in this checkout", s)
+			return c, nil
 		}
 	}
-	return Bundled(DefaultVersion)
+	c, err := Bundled(DefaultVersion)
+	if err != nil {
+		return nil, err
+	}
+	c.Why = "the default, as the inventory lives in no kubespray checkout"
+	return c, nil
+}
+
+// Select returns the catalogue a lint uses: with version set, the bundled
+// one it names (see Resolve), Why naming the option (option, e.g.
+// "--kubespray-version") and the release it resolved to; else
+// ForInventory(sources).
+func Select(version, option string, sources []string) (*Catalogue, error) {
+	if version == "" {
+		return ForInventory(sources)
+	}
+	c, err := Bundled(version)
+	if err != nil {
+		return nil, err
+	}
+	c.Why = "chosen with " + option + " " + version
+	if r := Resolve(version); r != version && r != "v"+version {
+		c.Why += ", the newest bundled v" + strings.TrimPrefix(version, "v") + ".x"
+	}
+	return c, nil
 }

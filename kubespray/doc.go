@@ -17,8 +17,10 @@
 // containerd_version and calico_version it has checksums for (the amd64 keys
 // of kubelet_checksums, etcd_binary_checksums, containerd_archive_checksums
 // and calicoctl_binary_checksums), kube_version_min_required, its
-// allowed-values asserts and removed_vars, and the file:line of every assert
-// expression. Each file is loaded with the parser package's
+// allowed-values asserts and removed_vars, the file:line of every assert
+// expression, and how its tasks and playbooks read each boolean (Uses: the
+// first when:/failed_when:/changed_when:/until:/that: per form, and the
+// Jinja in task arguments that takes its truth, FormTemplate). Each file is loaded with the parser package's
 // YAML loader, which follows ansible-core's AnsibleLoader (YAML 1.1:
 // unquoted yes/no/on/off/true/false are bool, quoted are str). Commented-out
 // sample variables do not exist. A file that only names a sibling file (a

@@ -116,6 +116,10 @@ func ParseWhere(where string) *Location {
 // Report is the result of Run.
 type Report struct {
 	Catalogue string `json:"catalogue"` // which kubespray catalogue was used
+	// CatalogueWhy says why that catalogue (kubespray.Catalogue.Why): the
+	// checkout the inventory lives in, --kubespray-version, or the
+	// bundled default.
+	CatalogueWhy string `json:"catalogue_why,omitempty"`
 	// LocationsRelativeTo is set when the sources lie in different
 	// directories: then every Where is relative to this common directory
 	// (absolute when they share only the root). Unset, Where is relative
@@ -127,6 +131,16 @@ type Report struct {
 	// Suppressed are the findings a suppression silenced (see
 	// lint/report): not counted in Errors and Warnings, not in Findings.
 	Suppressed []Finding `json:"suppressed,omitempty"`
+}
+
+// CatalogueUsed is the catalogue's name with why it was chosen, e.g.
+// "bundled kubespray v2.31.0 abc1234, chosen with --kubespray-version v2.31,
+// the newest bundled v2.31.x".
+func (r *Report) CatalogueUsed() string {
+	if r.CatalogueWhy == "" {
+		return r.Catalogue
+	}
+	return r.Catalogue + ", " + r.CatalogueWhy
 }
 
 // Input is what Run checks.
@@ -156,7 +170,7 @@ type Input struct {
 func Run(in Input) *Report {
 	r := &Report{Findings: []Finding{}}
 	if in.Catalogue != nil {
-		r.Catalogue = in.Catalogue.Name
+		r.Catalogue, r.CatalogueWhy = in.Catalogue.Name, in.Catalogue.Why
 	}
 	in.Inventory = unparsedView(in.Inventory)
 	outside := rrOutside(in.Inventory) // as written, before dynamic_groups
@@ -172,14 +186,57 @@ func Run(in Input) *Report {
 	for i := range r.Findings {
 		maskSecrets(&r.Findings[i])
 	}
+	r.Findings = mergeHosts(r.Findings, c.hosts)
 	r.finish()
 	return r
+}
+
+// mergeHosts makes findings that say the same (rule, severity, variable,
+// value, location, message, why and fix) and differ only in their hosts
+// one finding for all of them, hosts in inventory order. Rules group hosts
+// by every value a check reads, so hosts that differ in a variable that
+// does not change the finding (e.g. kube_pods_subnet under a warning about
+// kube_service_addresses) would otherwise get the same warning twice.
+func mergeHosts(fs []Finding, hosts []string) []Finding {
+	type key struct {
+		rule, variable, value, where, message, why, fix string
+		sev                                             Severity
+	}
+	order := make(map[string]int, len(hosts))
+	for i, h := range hosts {
+		order[h] = i
+	}
+	var groups byFirstSeen[key, Finding]
+	for _, f := range fs {
+		g := groups.get(key{f.Rule, f.Variable, f.Value, f.Where, f.Message, f.Why, f.Fix, f.Severity}, func() *Finding {
+			m := f
+			m.Hosts = nil
+			return &m
+		})
+		g.Hosts = append(g.Hosts, f.Hosts...)
+	}
+	out := groups.list()
+	for i := range out {
+		hs := out[i].Hosts
+		if len(hs) < 2 {
+			continue
+		}
+		sort.SliceStable(hs, func(a, b int) bool { return order[hs[a]] < order[hs[b]] })
+		uniq := hs[:1]
+		for _, h := range hs[1:] {
+			if h != uniq[len(uniq)-1] {
+				uniq = append(uniq, h)
+			}
+		}
+		out[i].Hosts = uniq
+	}
+	return out
 }
 
 // ForHost returns the findings affecting host: those naming it in Hosts,
 // plus the global ones (no Hosts).
 func (r *Report) ForHost(host string) *Report {
-	out := &Report{Catalogue: r.Catalogue, LocationsRelativeTo: r.LocationsRelativeTo, Findings: []Finding{}}
+	out := &Report{Catalogue: r.Catalogue, CatalogueWhy: r.CatalogueWhy, LocationsRelativeTo: r.LocationsRelativeTo, Findings: []Finding{}}
 	for _, f := range r.Findings {
 		if len(f.Hosts) == 0 {
 			out.Findings = append(out.Findings, f)

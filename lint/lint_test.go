@@ -509,3 +509,49 @@ func TestRunOnEmptyInput(t *testing.T) {
 		t.Errorf("JSON: %s %v", b, err)
 	}
 }
+
+// Two hosts that get the same warning from the same group_vars line but
+// differ in host_vars the warning does not depend on (node1's pod subnet
+// and rotated kubelet certificates, node2's labels) get one finding for
+// both hosts, not one per combination of their other variables; a value
+// that does differ (node2's own nodelocaldns_ip) stays its own finding.
+func TestSameWarningOnceForHostsDifferingElsewhere(t *testing.T) {
+	inv := "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode1\nnode2\nnode3\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n"
+	dir := writeTree(t, map[string]string{
+		"hosts.ini":              inv,
+		"group_vars/all/all.yml": "metrics_server_enabled: true\nnodelocaldns_ip: 10.233.0.50\n",
+		"host_vars/node1.yml":    "kubelet_rotate_server_certificates: true\nkube_pods_subnet: 10.234.64.0/18\n",
+		"host_vars/node2.yml":    "node_labels: {disk: ssd}\n",
+		"host_vars/node3.yml":    "nodelocaldns_ip: 10.233.0.51\n",
+	})
+	r := lintTree(t, dir)
+	got := map[string][][]string{}
+	for _, f := range r.Findings {
+		got[f.Rule+" "+f.Where] = append(got[f.Rule+" "+f.Where], f.Hosts)
+	}
+	want := map[string][][]string{
+		"metrics-server-tls group_vars/all/all.yml:1:25": {{"node1", "node2", "node3"}},
+		"nodelocaldns-ip group_vars/all/all.yml:2:18":    {{"node1", "node2"}},
+		"nodelocaldns-ip host_vars/node3.yml:1:18":       {{"node3"}},
+	}
+	for k, w := range want {
+		if !equalHostLists(got[k], w) {
+			t.Errorf("%s: hosts %v, want %v (one finding)", k, got[k], w)
+		}
+	}
+	if r.Warnings != len(want) {
+		t.Errorf("%d warnings, want %d: %s", r.Warnings, len(want), dump(r))
+	}
+}
+
+func equalHostLists(a, b [][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if strings.Join(a[i], ",") != strings.Join(b[i], ",") {
+			return false
+		}
+	}
+	return true
+}

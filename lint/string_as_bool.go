@@ -154,11 +154,19 @@ func boolWhy(c *checkCtx, name string, v *parser.Value, u use) string {
 		at = c.where(u.ours.Pos)
 	}
 	cond := "`when: " + name + "`"
-	if s, _ := c.useSite(name, kubespray.FormBare, kubespray.FormNot, kubespray.FormExpr); s != nil {
+	s, _ := c.useSite(name, kubespray.FormBare, kubespray.FormNot, kubespray.FormExpr)
+	if s != nil {
 		cond = fmt.Sprintf("kubespray's `%s` (%s)", s.Expr, s.Source)
 	}
-	return fmt.Sprintf("ansible-core >= 2.19 fails %s: \"%s\"", cond,
+	why := fmt.Sprintf("ansible-core >= 2.19 fails %s: \"%s\"", cond,
 		fmt.Sprintf(conditionalGist, pyBool(pyTruth(v)), v.Kind, at))
+	if s == nil {
+		if t, _ := c.useSite(name, kubespray.FormTemplate); t != nil {
+			why += fmt.Sprintf(" kubespray's own tasks read it only inside Jinja (`%s`, %s), which takes the %s's Python truth (%s) under every ansible-core, 2.19 included, and fails nothing.",
+				t.Expr, t.Source, v.Kind, pyBool(pyTruth(v)))
+		}
+	}
+	return why
 }
 
 // useSite is the first of forms in which kubespray's conditions read
@@ -234,6 +242,16 @@ func (c *checkCtx) olderVerdict(series, name string, meant bool, v *parser.Value
 	site, form := c.useSite(name, kubespray.FormBare, kubespray.FormNot, kubespray.FormExpr)
 	switch {
 	case site == nil:
+		if tmpl, _ := c.useSite(name, kubespray.FormTemplate); tmpl != nil {
+			if truth != meant {
+				return SeverityError,
+					fmt.Sprintf("under ansible-core %s it is %s although you wrote %s: kubespray renders it at %s (`%s`)", series, strings.ToUpper(fmt.Sprint(truth)), v.Display(), tmpl.Source, tmpl.Expr),
+					fmt.Sprintf("Jinja takes the non-empty string %s as true in `%s`, under ansible-core %s and 2.19 alike: a silently inverted setting.", v.Display(), tmpl.Expr, series)
+			}
+			return SeverityWarning,
+				fmt.Sprintf("it works under ansible-core %s only because %s is %s in Python (kubespray renders it at %s, `%s`), and fails any `when: %s` under 2.19", series, v.Display(), pyBool(truth), tmpl.Source, tmpl.Expr, name),
+				fmt.Sprintf("Jinja takes the value's Python truth in `%s`; the same value written as \"false\" would be true there.", tmpl.Expr)
+		}
 		if cast, _ := c.useSite(name, kubespray.FormBoolCast); cast != nil {
 			return SeverityInfo,
 				fmt.Sprintf("ansible-core %s and 2.19 both read it as %v here", series, meant),

@@ -76,3 +76,28 @@ func TestAnsibleSeries(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+// A boolean kubespray v2.31.0 reads only inside Jinja in a task (an inline
+// if at roles/network_facts/tasks/main.yaml:40): the verdict names that
+// site; Jinja takes "false" as true under every series and fails nothing
+// (checked with ansible-core 2.16, 2.19 and 2.20: an inline if and a
+// {% if v %} on -e v=false both took the true branch).
+func TestStringAsBoolVerdictsTemplateSite(t *testing.T) {
+	const site = "roles/network_facts/tasks/main.yaml:40 (`{{ '' if no_proxy_exclude_workers else 'kube_node' }}`)"
+	f := one(t, lintSeries(t, "2.18", "no_proxy_exclude_workers=false"), "string-as-bool", "no_proxy_exclude_workers")
+	assert.Equal(t, SeverityError, f.Severity)
+	assert.Contains(t, f.Message, `under ansible-core 2.18 it is TRUE although you wrote "false": kubespray renders it at `+site)
+
+	f = one(t, lintSeries(t, "2.16", "no_proxy_exclude_workers=true"), "string-as-bool", "no_proxy_exclude_workers")
+	assert.Equal(t, SeverityWarning, f.Severity)
+	assert.Contains(t, f.Message, `it works under ansible-core 2.16 only because "true" is True in Python (kubespray renders it at roles/network_facts/tasks/main.yaml:40`)
+
+	for _, s := range []string{"2.19", "2.20"} {
+		f = one(t, lintSeries(t, s, "no_proxy_exclude_workers=false"), "string-as-bool", "no_proxy_exclude_workers")
+		assert.Equal(t, SeverityError, f.Severity)
+		assert.Contains(t, f.Why, "kubespray's own tasks read it only inside Jinja (`{{ '' if no_proxy_exclude_workers else 'kube_node' }}`, roles/network_facts/tasks/main.yaml:40), which takes the str's Python truth (True) under every ansible-core, 2.19 included")
+	}
+	// A variable read in a bare when: keeps that site, not a Jinja one.
+	f = one(t, lintSeries(t, "2.18", "metrics_server_enabled=false"), "string-as-bool", "metrics_server_enabled")
+	assert.NotContains(t, f.Message, "renders it")
+}

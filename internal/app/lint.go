@@ -90,11 +90,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 
 	var cat *kubespray.Catalogue
-	if version != "" {
-		cat, err = kubespray.Bundled(version)
-	} else {
-		cat, err = kubespray.ForInventory(inv)
-	}
+	cat, err = kubespray.Select(version, "--kubespray-version", inv)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "lint: kubespray catalogue: " + err.Error()}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -40,6 +41,45 @@ func TestLintCleanSampleExitsZero(t *testing.T) {
 		t.Errorf("text output:\n%s", out)
 	}
 }
+
+// The output names the catalogue and why it was chosen: the checkout the
+// inventory lives in, --kubespray-version (with the release it resolved
+// to), or the bundled default; in the text header and summary and in JSON.
+func TestLintSaysWhichCatalogueAndWhy(t *testing.T) {
+	ks := t.TempDir()
+	testutil.WriteTree(t, ks, map[string]string{
+		"roles/kubespray_defaults/defaults/main/main.yml": "---\nhelm_enabled: false\n",
+		"inventory/mycluster/hosts.ini":                   "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode1\n",
+	})
+	inCheckout := filepath.Join(ks, "inventory", "mycluster")
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		catalogue string
+		why       string
+	}{
+		{"checkout", []string{"-i", inCheckout}, "kubespray checkout at " + ks, "chosen because the inventory " + inCheckout + " lives in this checkout"},
+		{"version", []string{"-i", sample("kubespray-3node"), "--kubespray-version", "v2.31"}, "bundled kubespray v2.31.0 ", "chosen with --kubespray-version v2.31, the newest bundled v2.31.x"},
+		{"default", []string{"-i", sample("kubespray-3node")}, "bundled kubespray master ", "the default, as the inventory lives in no kubespray checkout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, append([]string{"lint"}, tc.args...)...)
+			require.Equal(t, 0, code, "%s\n%s", out, errOut)
+			header, _, _ := strings.Cut(out, "\n")
+			assert.Regexp(t, `\(catalogue: `+regexpQuote(tc.catalogue)+`[^;]*, `+regexpQuote(tc.why)+`; locations`, header)
+			assert.Regexp(t, `(?m)^OK: 0 error\(s\), 0 warning\(s\), 0 info \(`+regexpQuote(tc.catalogue)+`.*, `+regexpQuote(tc.why)+`\)$`, out)
+
+			out, errOut, code = runCLI(t, append([]string{"lint", "--format", "json"}, tc.args...)...)
+			require.Equal(t, 0, code, "%s\n%s", out, errOut)
+			var rep lint.Report
+			require.NoError(t, json.Unmarshal([]byte(out), &rep))
+			assert.True(t, strings.HasPrefix(rep.Catalogue, tc.catalogue), "catalogue %q", rep.Catalogue)
+			assert.Equal(t, tc.why, rep.CatalogueWhy)
+		})
+	}
+}
+
+func regexpQuote(s string) string { return regexp.QuoteMeta(s) }
 
 func TestLintExtraVarsStringIsAnError(t *testing.T) {
 	out, _, code := runCLI(t, "lint", "-i", sample("kubespray-3node"), "-e", "helm_enabled=true", "--format", "json")

@@ -7,9 +7,10 @@ import (
 	"github.com/layercheck/layercheck/lint"
 )
 
-// Summary is the report on one line: the counts and the catalogue, e.g.
+// Summary is the report on one line: the counts and the catalogue with why
+// it was chosen, e.g.
 //
-//	layercheck lint: 43 errors, 7 warnings (bundled kubespray master 46dbdd3)
+//	layercheck lint: 43 errors, 7 warnings (bundled kubespray master 46dbdd3, the default, as the inventory lives in no kubespray checkout)
 func Summary(r *lint.Report) string {
 	s := fmt.Sprintf("layercheck lint: %s, %s", plural(r.Errors, "error"), plural(r.Warnings, "warning"))
 	if info := len(r.Findings) - r.Errors - r.Warnings; info > 0 {
@@ -18,7 +19,7 @@ func Summary(r *lint.Report) string {
 	if n := len(r.Suppressed); n > 0 {
 		s += fmt.Sprintf(", %d suppressed", n)
 	}
-	return s + " (" + r.Catalogue + ")"
+	return s + " (" + r.CatalogueUsed() + ")"
 }
 
 func plural(n int, word string) string {

@@ -100,11 +100,7 @@ func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error)
 		return nil, err
 	}
 	var cat *kubespray.Catalogue
-	if o.KubesprayVersion != "" {
-		cat, err = kubespray.Bundled(o.KubesprayVersion)
-	} else {
-		cat, err = kubespray.ForInventory(o.Inventory)
-	}
+	cat, err = kubespray.Select(o.KubesprayVersion, "kubespray_version", o.Inventory)
 	if err != nil {
 		return nil, fmt.Errorf("kubespray catalogue: %w", err)
 	}
@@ -144,7 +140,7 @@ func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error)
 		lines = append(lines, Line(f, listed))
 	}
 	res := &module.Result{
-		Msg:      fmt.Sprintf("inventory lint: %d errors, %d warnings (%s)", rep.Errors, rep.Warnings, rep.Catalogue),
+		Msg:      fmt.Sprintf("inventory lint: %d errors, %d warnings (%s)", rep.Errors, rep.Warnings, rep.CatalogueUsed()),
 		Warnings: append(append([]string(nil), inv.Warnings...), extraWarnings...),
 		Extra: map[string]any{"report": rep, "lines": lines,
 			"summary": Summary(rep), "text": Grouped(rep, listed, len(inv.Hosts), verbosity > 0)},

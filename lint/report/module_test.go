@@ -220,6 +220,32 @@ func TestModuleRun(t *testing.T) {
 	if !strings.Contains(res.Msg, "2 errors") {
 		t.Errorf("msg: %q", res.Msg)
 	}
+	// Which catalogue and why, in the message, the report and the facts.
+	why := "the default, as the inventory lives in no kubespray checkout"
+	if !strings.HasSuffix(res.Msg, ", "+why+")") || res.Report.CatalogueWhy != why || res.AnsibleFacts.Lint.CatalogueWhy != why || res.HostReports["node1"].CatalogueWhy != why {
+		t.Errorf("catalogue and why: msg %q, report %q, facts %q", res.Msg, res.Report.CatalogueWhy, res.AnsibleFacts.Lint.CatalogueWhy)
+	}
+	// kubespray_version: the option and the release it resolved to, also in
+	// the summary line the play prints.
+	if err := os.WriteFile(af, []byte(`{"inventory": ["`+dir+`"], "kubespray_version": "v2.31"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	opts = Options{}
+	module.Run(context.Background(), []string{"inventory_lint", af}, &out, &opts, func(ctx context.Context, a *module.Args) (*module.Result, error) {
+		return Run(ctx, &opts, a.Internals.Verbosity)
+	})
+	var byVersion struct {
+		Msg     string `json:"msg"`
+		Summary string `json:"summary"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &byVersion); err != nil {
+		t.Fatalf("answer is not JSON: %v\n%s", err, out.String())
+	}
+	why = "chosen with kubespray_version v2.31, the newest bundled v2.31.x)"
+	if !strings.Contains(byVersion.Msg, "(bundled kubespray v2.31.0 ") || !strings.HasSuffix(byVersion.Msg, why) || !strings.HasSuffix(byVersion.Summary, why) {
+		t.Errorf("kubespray_version v2.31: msg %q, summary %q", byVersion.Msg, byVersion.Summary)
+	}
 
 	// Errors name what is wrong.
 	for _, tc := range []struct{ args, want string }{

@@ -73,7 +73,7 @@ func WriteText(w io.Writer, r *lint.Report, o TextOptions) {
 			rel = "the inventory directory"
 		}
 		fmt.Fprintf(w, "layercheck lint %s (catalogue: %s; locations relative to %s)\n",
-			strings.Join(o.Sources, " "), r.Catalogue, rel)
+			strings.Join(o.Sources, " "), r.CatalogueUsed(), rel)
 		writeFindings(w, r, o)
 	}
 	writeSummary(w, r, o)
@@ -211,7 +211,7 @@ func writeSummary(w io.Writer, r *lint.Report, o TextOptions) {
 	if n := total(o.Suppressed); n > 0 {
 		fmt.Fprintf(w, ", %d suppressed", n)
 	}
-	fmt.Fprintf(w, " (%s)\n", r.Catalogue)
+	fmt.Fprintf(w, " (%s)\n", r.CatalogueUsed())
 	for _, c := range counts {
 		fmt.Fprintf(w, "  %s %-24s %d\n", paint(o.Color, sevColor(c.sev), fmt.Sprintf("%-7s", c.sev)), c.rule, c.n)
 	}

@@ -1,4 +1,5 @@
-// Package boollint compares `layercheck lint` with ansible-core itself:
+// Package boollint compares `layercheck lint` with ansible-core itself
+// (2.19 and 2.20, and the older series every kubespray release pins):
 // for a deterministic sample of kubespray's booleans (the four that
 // kubespray's validate_inventory checks, and an even spread over the
 // catalogue's other booleans), each written in every way operators write
@@ -36,6 +37,10 @@ import (
 
 // sampleSize is how many catalogue booleans the test writes in every form.
 const sampleSize = 64
+
+// runTimeout bounds one lint and ansible-playbook run (the inventory-forms
+// run has 14 hosts x 70 tasks: minutes on a loaded 2-core machine).
+const runTimeout = 10 * time.Minute
 
 // form is one way of writing a boolean. Forms written in the inventory
 // share one ansible-playbook run, one host each (h_<form>); each extra-vars
@@ -290,13 +295,13 @@ type run struct {
 	forms []form
 }
 
-func (r run) compare(t *testing.T, cli, playbookBin, pb string, env []string, vars []string, nBools int) int {
+func (r run) compare(t *testing.T, cli, playbookBin, pb string, env []string, vars []string, nBools int, series string) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	inv := filepath.Join(r.dir, "hosts.ini")
 
-	args := []string{"lint", "-i", inv, "--format", "json"}
+	args := []string{"lint", "-i", inv, "--format", "json", "--ansible-core", series}
 	pbArgs := []string{"-i", inv, pb}
 	for _, e := range r.extra {
 		args = append(args, "-e", e)
@@ -339,7 +344,7 @@ func (r run) compare(t *testing.T, cli, playbookBin, pb string, env []string, va
 				t.Fatalf("ansible ran no task check %s on %s:\n%s", v, h, out)
 			}
 			if got != reported[v][h] {
-				t.Errorf("%s written as %s: ansible-core failed=%v, lint reported=%v", v, fm.name, got, reported[v][h])
+				t.Errorf("%s written as %s: ansible-core %s failed=%v, lint reported=%v", v, fm.name, series, got, reported[v][h])
 			}
 			if got {
 				nFail++
@@ -353,14 +358,25 @@ func (r run) compare(t *testing.T, cli, playbookBin, pb string, env []string, va
 			want = nBools
 		}
 		if nFail != want {
-			t.Errorf("%s: %d of %d variables failed in ansible-core, want %d", fm.name, nFail, len(vars), want)
+			t.Errorf("%s: %d of %d variables failed in ansible-core %s, want %d", fm.name, nFail, len(vars), series, want)
 		}
 	}
 	return compared
 }
 
+// failingSeries are the ansible-core series that fail a condition on a str
+// or int, with the venv the test setup builds for each: 2.19 (kubespray
+// v2.32's, scripts/venv.sh) and 2.20 (scripts/venv-series.sh, on Python
+// 3.12 or later).
+var failingSeries = []struct{ series, venv string }{
+	{"2.19", ".venv"},
+	{"2.20", ".venv-core-2.20"},
+}
+
+// Under each series that fails a non-boolean condition, ansible-playbook
+// fails `when: <var>` for exactly the (variable, host) pairs the lint
+// reports, judged for that series (--ansible-core).
 func TestStringAsBoolMatchesAnsible(t *testing.T) {
-	playbookBin := testutil.Ansible(t, "ansible-playbook")
 	work := t.TempDir()
 	cli := testutil.BuildCLI(t, work)
 	cat, err := kubespray.ForInventory([]string{work})
@@ -373,7 +389,6 @@ func TestStringAsBoolMatchesAnsible(t *testing.T) {
 
 	pb := filepath.Join(work, "check.yml")
 	writeFiles(work, map[string]string{"check.yml": playbook(bools, stringBools)})
-	env := testutil.AnsibleEnv("ANSIBLE_STDOUT_CALLBACK=default", "ANSIBLE_FORKS=10")
 
 	runs := []run{{name: "inventory-forms", dir: filepath.Join(work, "inventory-forms")}}
 	inventoryRun(runs[0].dir, vars)
@@ -386,16 +401,43 @@ func TestStringAsBoolMatchesAnsible(t *testing.T) {
 		extraRun(dir, f)
 		runs = append(runs, run{name: f.name, dir: dir, extra: f.extra(dir, vars), forms: []form{f}})
 	}
-	compared := 0
-	for _, r := range runs {
-		t.Run(r.name, func(t *testing.T) {
-			compared += r.compare(t, cli, playbookBin, pb, env, vars, len(bools))
-		})
+	total := 0
+	for _, s := range failingSeries {
+		bin := filepath.Join(testutil.RepoRoot(), s.venv, "bin")
+		playbookBin := filepath.Join(bin, "ansible-playbook")
+		if _, err := os.Stat(playbookBin); err != nil {
+			t.Fatalf("%s missing: run `make venv` (or `make test`): %v", s.venv, err)
+		}
+		requireSeries(t, filepath.Join(bin, "python"), s.series)
+		env := testutil.AnsibleEnv("ANSIBLE_STDOUT_CALLBACK=default", "ANSIBLE_FORKS=10",
+			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		compared := 0
+		for _, r := range runs {
+			t.Run(s.series+"/"+r.name, func(t *testing.T) {
+				compared += r.compare(t, cli, playbookBin, pb, env, vars, len(bools), s.series)
+			})
+		}
+		t.Logf("ansible-core %s: %d variable/form pairs compared", s.series, compared)
+		if compared < len(forms)*len(vars) {
+			t.Errorf("ansible-core %s: compared %d pairs, want %d", s.series, compared, len(forms)*len(vars))
+		}
+		total += compared
 	}
-	t.Logf("%d variable/form pairs compared with ansible-core", compared)
-	if compared < len(forms)*len(vars) {
-		t.Errorf("compared %d pairs, want %d", compared, len(forms)*len(vars))
+	t.Logf("%d (variable, form, series) pairs compared with ansible-core", total)
+}
+
+// requireSeries fails unless the venv's python imports ansible-core of
+// the series: a stale venv must not stand in for another series.
+func requireSeries(t *testing.T, python, series string) {
+	t.Helper()
+	out, err := exec.Command(python, "-c", "import ansible.release as r; print(r.__version__)").Output()
+	if err != nil {
+		t.Fatalf("%s: ansible-core version: %v", python, err)
 	}
+	if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, series+".") {
+		t.Fatalf("%s has ansible-core %s, want %s.x: run `make venv`", python, v, series)
+	}
+	t.Logf("ansible-core %s", strings.TrimSpace(string(out)))
 }
 
 // names of the sample, for the record in -v output.

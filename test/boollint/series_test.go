@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
@@ -95,6 +94,7 @@ func TestVerdictsMatchOlderAnsible(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(bin, "ansible-playbook")); err != nil {
 			t.Fatalf("%s missing: run `make venv` (or `make test`): %v", s.venv, err)
 		}
+		requireSeries(t, filepath.Join(bin, "python"), s.series)
 		env := testutil.AnsibleEnv("ANSIBLE_STDOUT_CALLBACK=default", "ANSIBLE_FORKS=10",
 			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		n := 0
@@ -114,7 +114,7 @@ func TestVerdictsMatchOlderAnsible(t *testing.T) {
 
 func (r run) compareVerdicts(t *testing.T, cli, playbookBin, pb string, env, vars []string, series string) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	inv := filepath.Join(r.dir, "hosts.ini")
 	args := []string{"lint", "-i", inv, "--format", "json", "--ansible-core", series}

@@ -40,8 +40,11 @@ type Release struct {
 	Exprs map[string]string `json:"exprs,omitempty"`
 	// Uses says, per boolean variable (Type bool in the release's
 	// defaults), how kubespray's conditions read it: per form (FormBare,
-	// FormNot, FormBoolCast, FormCompared, FormExpr) the first condition
-	// and the count. Task arguments and templates are not read.
+	// FormNot, FormBoolCast, FormCompared, FormExpr, FormTemplate) the
+	// first condition or Jinja expression and the count. Jinja in task
+	// arguments (`{{ 'a' if x else 'b' }}`, `{% if x %}`) counts as
+	// FormTemplate where it takes the value's truth, else as FormBoolCast
+	// or FormCompared; templates/*.j2 are not read.
 	Uses map[string]map[string]*UseSite `json:"uses,omitempty"`
 }
 
@@ -268,7 +271,79 @@ const (
 	FormBoolCast = "bool"     // x | bool — reads "false" as false everywhere
 	FormCompared = "compared" // x == ..., x != ..., x is ..., x in ...
 	FormExpr     = "expr"     // inside a larger expression (x and y, x or y, ...)
+	// FormTemplate: inside Jinja in a task's arguments, read by its truth
+	// ({{ 'a' if x else 'b' }}, {% if x %}, {{ x and y }}): Jinja takes a
+	// str's Python truth under every ansible-core, 2.19 included.
+	FormTemplate = "template"
 )
+
+// jinjaRE finds the Jinja expressions and statements of a string.
+var jinjaRE = regexp.MustCompile(`(?s)\{\{(.*?)\}\}|\{%-?(.*?)-?%\}`)
+
+// jinjaQuotedRE is a quoted string literal inside Jinja.
+var jinjaQuotedRE = regexp.MustCompile(`'[^']*'|"[^"]*"`)
+
+// templateForm classifies how the Jinja expression expr (string literals
+// blanked) reads name: FormBoolCast, FormCompared (also a filter, an
+// attribute or an index), FormTemplate (its truth: after if, elif, not,
+// and, or; before and, or, else), or "" when it only renders or passes
+// the value on (`{{ x }}`).
+func templateForm(expr, name string) string {
+	q := regexp.QuoteMeta(name)
+	switch {
+	case regexp.MustCompile(`(^|[^.\w])` + q + `\s*\|\s*(bool|ansible\.builtin\.bool)\b`).MatchString(expr):
+		return FormBoolCast
+	case regexp.MustCompile(`(^|[^.\w])` + q + `\s*(==|!=|<|>|\bis\b|\bin\b|\||\.|\[)`).MatchString(expr):
+		return FormCompared
+	case regexp.MustCompile(`\b(if|elif|not|and|or)\s+\(?\s*` + q + `\b`).MatchString(expr),
+		regexp.MustCompile(`(^|[^.\w])` + q + `\s*\)?\s*\b(and|or|else)\b`).MatchString(expr):
+		return FormTemplate
+	}
+	return ""
+}
+
+// walkTemplates calls f for every string holding Jinja in v that is not a
+// condition (walkConditions' keys and assert's that:).
+func walkTemplates(v *parser.Value, depth int, f func(*parser.Value)) {
+	if v == nil || depth > 100 {
+		return
+	}
+	switch v.Kind {
+	case parser.KindString:
+		if v.Templated() {
+			f(v)
+		}
+	case parser.KindList:
+		for _, x := range v.List {
+			walkTemplates(x, depth+1, f)
+		}
+	case parser.KindMap:
+		for _, k := range v.Map.Keys {
+			isCond := k == "that"
+			for _, ck := range conditionKeys {
+				isCond = isCond || k == ck
+			}
+			if !isCond {
+				walkTemplates(v.Map.Get(k), depth+1, f)
+			}
+		}
+	}
+}
+
+// lineOf is the line of the file (lines) that holds name inside the
+// string v, from v's own line on (a block scalar starts on the next line,
+// and a folded one does not keep its line breaks); v.Pos.Line when none
+// does.
+func lineOf(lines []string, v *parser.Value, name string) int {
+	re := regexp.MustCompile(`(^|[^.\w])` + regexp.QuoteMeta(name) + `\b`)
+	end := v.Pos.Line + strings.Count(v.Str, "\n") + 1
+	for i := v.Pos.Line; i <= end && i <= len(lines); i++ {
+		if i >= 1 && re.MatchString(lines[i-1]) {
+			return i
+		}
+	}
+	return v.Pos.Line
+}
 
 var conditionKeys = []string{"when", "failed_when", "changed_when", "until"}
 
@@ -332,6 +407,18 @@ func readUses(src string, bools map[string]bool) (map[string]map[string]*UseSite
 		if err != nil || doc == nil {
 			continue
 		}
+		add := func(id, form, source, expr string) {
+			m := out[id]
+			if m == nil {
+				m = map[string]*UseSite{}
+				out[id] = m
+			}
+			if s := m[form]; s != nil {
+				s.Count++
+				return
+			}
+			m[form] = &UseSite{Source: source, Expr: expr, Count: 1}
+		}
 		walkConditions(doc, 0, func(cond *parser.Value) {
 			seen := map[string]bool{}
 			for _, id := range identAnyRE.FindAllString(cond.Str, -1) {
@@ -339,17 +426,33 @@ func readUses(src string, bools map[string]bool) (map[string]map[string]*UseSite
 					continue
 				}
 				seen[id] = true
-				form := useForm(cond.Str, id)
-				m := out[id]
-				if m == nil {
-					m = map[string]*UseSite{}
-					out[id] = m
+				add(id, useForm(cond.Str, id), fmt.Sprintf("%s:%d", rel, cond.Pos.Line), strings.TrimSpace(cond.Str))
+			}
+		})
+		var lines []string
+		walkTemplates(doc, 0, func(v *parser.Value) {
+			if lines == nil {
+				lines = strings.Split(string(data), "\n")
+			}
+			seen := map[string]bool{}
+			for _, m := range jinjaRE.FindAllStringSubmatch(v.Str, -1) {
+				expr := strings.TrimSpace(m[1] + m[2])
+				bare := jinjaQuotedRE.ReplaceAllString(expr, "''")
+				for _, id := range identAnyRE.FindAllString(bare, -1) {
+					if !bools[id] || seen[id] {
+						continue
+					}
+					form := templateForm(bare, id)
+					if form == "" {
+						continue
+					}
+					seen[id] = true
+					text := "{{ " + expr + " }}"
+					if m[2] != "" {
+						text = "{% " + expr + " %}"
+					}
+					add(id, form, fmt.Sprintf("%s:%d", rel, lineOf(lines, v, id)), text)
 				}
-				if s := m[form]; s != nil {
-					s.Count++
-					continue
-				}
-				m[form] = &UseSite{Source: fmt.Sprintf("%s:%d", rel, cond.Pos.Line), Expr: strings.TrimSpace(cond.Str), Count: 1}
 			}
 		})
 	}
