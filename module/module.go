@@ -176,14 +176,7 @@ func coerceStrings(user map[string]json.RawMessage, t reflect.Type) map[string]j
 // embedded untagged structs are walked) to its kind.
 func scalarFields(t reflect.Type) map[string]reflect.Kind {
 	out := map[string]reflect.Kind{}
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == nil || t.Kind() != reflect.Struct {
-		return out
-	}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
+	for _, f := range structFields(t) {
 		name := strings.Split(f.Tag.Get("json"), ",")[0]
 		if name == "-" || (!f.IsExported() && !f.Anonymous) {
 			continue
@@ -227,15 +220,8 @@ func OptionNames(t reflect.Type) []string { return jsonFields(t) }
 
 // jsonFields lists the json names of a struct type's exported fields.
 func jsonFields(t reflect.Type) []string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return nil
-	}
 	var out []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
+	for _, f := range structFields(t) {
 		if !f.IsExported() {
 			continue
 		}
@@ -255,17 +241,26 @@ func jsonFields(t reflect.Type) []string {
 	return out
 }
 
-// noLogFields lists the json names of options tagged `ansible:"no_log"`.
-func noLogFields(t reflect.Type) map[string]bool {
-	out := map[string]bool{}
+// structFields lists the fields of struct type t, or of the struct a
+// pointer type t points to; nil for nil and any other kind.
+func structFields(t reflect.Type) []reflect.StructField {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == nil || t.Kind() != reflect.Struct {
-		return out
+		return nil
 	}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
+	out := make([]reflect.StructField, t.NumField())
+	for i := range out {
+		out[i] = t.Field(i)
+	}
+	return out
+}
+
+// noLogFields lists the json names of options tagged `ansible:"no_log"`.
+func noLogFields(t reflect.Type) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range structFields(t) {
 		if strings.Contains(f.Tag.Get("ansible"), "no_log") {
 			out[strings.Split(f.Tag.Get("json"), ",")[0]] = true
 		}
