@@ -78,6 +78,18 @@ def failed_layers(report, fail_on_warn):
             if isinstance(layer, Mapping) and layer.get("status") in bad]
 
 
+def inventory_order(hosts, task_vars):
+    """hosts in the inventory's order (groups['all']), unknown ones last.
+
+    A play's host list follows the order in which kubespray's dynamic groups
+    were filled, which varies from run to run; the report should not.
+    """
+    index = {}
+    for i, h in enumerate((task_vars.get("groups") or {}).get("all") or []):
+        index.setdefault(str(h), i)
+    return sorted(hosts, key=lambda h: index.get(h, len(index)))
+
+
 def abridge(hosts):
     if len(hosts) <= ABRIDGE:
         return ", ".join(hosts)
@@ -294,7 +306,7 @@ class ActionModule(ActionBase):
             result["msg"] = "layercheck: %s passed" % host
             return result
 
-        hosts = _strings(args.get("hosts"), "hosts")
+        hosts = inventory_order(_strings(args.get("hosts"), "hosts"), task_vars)
         nodes = {h: _facts(task_vars, h, "layercheck_node") for h in hosts}
         cluster = _facts(task_vars, cluster_host, "layercheck_cluster") if cluster_host else None
         skipped = str(_var(task_vars, cluster_host, "layercheck_cluster_skipped") or "") if cluster_host else ""
