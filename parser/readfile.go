@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/layercheck/layercheck/internal/filekind"
 )
 
 // MaxFileBytes is the most bytes read from one file (an inventory source,
@@ -62,23 +63,6 @@ func (e *FileSizeError) Error() string {
 	return fmt.Sprintf("%s: larger than %d bytes (set LAYERCHECK_MAX_FILE_BYTES to allow more)", e.Path, e.Limit)
 }
 
-// fileKind names a mode that is not a regular file.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m.IsDir():
-		return "directory"
-	}
-	return "irregular file"
-}
-
 // CheckRegular returns a *FileKindError when path (links followed) exists
 // and is not a regular file, the stat error when it cannot be read, else nil.
 func CheckRegular(path string) error {
@@ -87,7 +71,7 @@ func CheckRegular(path string) error {
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return &FileKindError{Path: path, Kind: fileKind(st.Mode())}
+		return &FileKindError{Path: path, Kind: filekind.Of(st.Mode())}
 	}
 	return nil
 }
@@ -115,7 +99,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &FileKindError{Path: path, Kind: fileKind(st.Mode())}
+		return nil, &FileKindError{Path: path, Kind: filekind.Of(st.Mode())}
 	}
 	if st.Size() > limit {
 		return nil, &FileSizeError{Path: path, Limit: limit, What: "file"}

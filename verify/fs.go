@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/layercheck/layercheck/internal/filekind"
 )
 
 // FS reads a node's files under Root: "/" on a node, a copied or generated
@@ -151,7 +153,7 @@ func (f FS) readRegular(p string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("is a %s, not a file", FileKind(st.Mode()))}
+		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("is a %s, not a file", filekind.Of(st.Mode()))}
 	}
 	if st.Size() > maxNodeFileBytes {
 		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("larger than %d bytes", maxNodeFileBytes)}
@@ -172,7 +174,7 @@ func readRegular(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("is a %s, not a file", FileKind(st.Mode()))}
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("is a %s, not a file", filekind.Of(st.Mode()))}
 	}
 	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -187,24 +189,6 @@ func readRegular(path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxNodeFileBytes)}
 	}
 	return b, nil
-}
-
-// FileKind names a file mode that is not a regular file ("FIFO",
-// "socket", "character device", "block device", "directory").
-func FileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m.IsDir():
-		return "directory"
-	}
-	return "irregular file"
 }
 
 // Stat stats a node path, following symlinks inside Root.

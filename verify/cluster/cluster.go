@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/layercheck/layercheck/internal/filekind"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -87,7 +88,7 @@ func (r *Request) RestConfig() (*rest.Config, string, error) {
 		}
 		// client-go would block forever on a FIFO and read a device to the end
 		if !st.Mode().IsRegular() {
-			return nil, path, fmt.Errorf("option kubeconfig: %s: is a %s, not a file", path, verify.FileKind(st.Mode()))
+			return nil, path, fmt.Errorf("option kubeconfig: %s: is a %s, not a file", path, filekind.Of(st.Mode()))
 		}
 		if st.Size() > maxKubeconfigBytes {
 			return nil, path, fmt.Errorf("option kubeconfig: %s: larger than %d bytes", path, maxKubeconfigBytes)
