@@ -231,29 +231,21 @@ def render(nodes, hosts, cluster, skipped, order, fail_on_warn, table=True, verb
 
 def _facts(task_vars, host, name):
     """ansible_facts[name] of host, from the play's hostvars, or None."""
+    facts = _var(task_vars, host, "ansible_facts")
+    value = facts.get(name) if isinstance(facts, Mapping) else None
+    return value if isinstance(value, Mapping) else None
+
+
+def _var(task_vars, host, name):
+    """Variable name of host (this host's task vars, another's hostvars), or None."""
     if host == task_vars.get("inventory_hostname"):
-        facts = task_vars.get("ansible_facts") or {}
-        value = facts.get(name)
-        return value if isinstance(value, Mapping) else None
+        return task_vars.get(name)
     hostvars = task_vars.get("hostvars")
     if hostvars is None:
         return None
     try:
         raw = hostvars.raw_get(host)
     except Exception:  # host not in the inventory
-        return None
-    facts = raw.get("ansible_facts") if isinstance(raw, Mapping) else None
-    value = facts.get(name) if isinstance(facts, Mapping) else None
-    return value if isinstance(value, Mapping) else None
-
-
-def _var(task_vars, host, name):
-    hostvars = task_vars.get("hostvars")
-    if host == task_vars.get("inventory_hostname"):
-        return task_vars.get(name)
-    try:
-        raw = hostvars.raw_get(host)
-    except Exception:
         return None
     return raw.get(name) if isinstance(raw, Mapping) else None
 
