@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -227,28 +230,29 @@ func TestEtcdGatewayErrors(t *testing.T) {
 	require.NoError(t, err)
 	defer ln.Close()
 	unavailable := `{"code":14,"message":"etcdserver: leader changed","details":[]}`
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				n, _ := c.Read(buf)
-				req := string(buf[:n])
-				switch {
-				case strings.Contains(req, "/slow"):
-					time.Sleep(3 * time.Second)
-				case strings.Contains(req, "/big"):
-					_, _ = fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", etcdGatewayMaxBody+10, strings.Repeat(" ", etcdGatewayMaxBody+10))
-				default:
-					_, _ = fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(unavailable), unavailable)
-				}
-			}()
+	// A real HTTP server, so that keep-alive and request bodies are
+	// handled as etcd's gateway handles them: a hand-written one that
+	// closes a connection with the request body unread resets the
+	// connection the client is about to reuse.
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
 		}
-	}()
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(etcdGatewayMaxBody+10))
+		_, _ = io.WriteString(w, strings.Repeat(" ", etcdGatewayMaxBody+10))
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, unavailable)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
 	env := &Env{}
 	dialed := ln.Addr().String()
 	conn, err := net.Dial("tcp", dialed)
