@@ -223,7 +223,7 @@ func TestEtcdGatewayMatchesClientV3(t *testing.T) {
 }
 
 // TestEtcdGatewayErrors: answers that are not a status name the HTTP
-// status and the endpoint, a slow server ends within the timeout, and an
+// status and the endpoint, a slow server ends at the timeout, and an
 // oversized answer is refused.
 func TestEtcdGatewayErrors(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -238,7 +238,7 @@ func TestEtcdGatewayErrors(t *testing.T) {
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
-		case <-time.After(3 * time.Second):
+		case <-time.After(time.Minute):
 		}
 	})
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +257,7 @@ func TestEtcdGatewayErrors(t *testing.T) {
 	dialed := ln.Addr().String()
 	conn, err := net.Dial("tcp", dialed)
 	require.NoError(t, err)
-	gw := newEtcdGateway(env, "http://"+dialed, dialed, nil, conn, 500*time.Millisecond)
+	gw := newEtcdGateway(env, "http://"+dialed, dialed, nil, conn, 2*time.Second)
 	defer gw.close()
 	var st etcdStatusResponse
 	err = gw.call(context.Background(), "/v3/maintenance/status", struct{}{}, &st)

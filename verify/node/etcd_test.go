@@ -267,7 +267,7 @@ func TestEtcdLayerLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if elapsed > env.NetTimeout+2*time.Second {
+		if elapsed > env.NetTimeout+15*time.Second {
 			t.Errorf("layer took %s with NetTimeout %s", elapsed, env.NetTimeout)
 		}
 		eps := etcdResults(res)["endpoint_status"]
@@ -332,7 +332,7 @@ func TestEtcdLayerHang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if elapsed > env.NetTimeout+2*time.Second {
+	if elapsed > env.NetTimeout+15*time.Second {
 		t.Errorf("layer took %s with NetTimeout %s", elapsed, env.NetTimeout)
 	}
 	for _, r := range etcdResults(res)["endpoint_status"] {
