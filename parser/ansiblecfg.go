@@ -35,6 +35,10 @@ type InventoryIgnore struct {
 	Source string
 }
 
+// alwaysIgnored is the part of IGNORED that no setting changes: hidden
+// names and the variable directories, which are no inventory sources.
+var alwaysIgnored = regexp.MustCompile(`^\.|^host_vars$|^group_vars$|^vars_plugins$`)
+
 // Regexp builds the IGNORED regex exactly as ansible-core 2.19's
 // inventory/manager.py does: hidden names, host_vars, group_vars and
 // vars_plugins always, then the patterns as given, then each extension

@@ -47,6 +47,8 @@ type Inventory struct {
 	groupVarsCache map[string]*Map
 	// ignored is the IGNORED regex for directory entries (LoadOptions.Ignore).
 	ignored *regexp.Regexp
+	// ignoredFrom says where ignored's settings came from, for messages.
+	ignoredFrom string
 	// bytesRead counts the bytes of every file read, against MaxInventoryBytes.
 	bytesRead int64
 	// limitErr is the first limit hit (MaxHosts, MaxInventoryBytes): it

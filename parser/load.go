@@ -70,6 +70,12 @@ func vaultHeader(data []byte) string {
 	return s
 }
 
+// ErrNoInventoryFile is why a directory source yields nothing when none of
+// its entries is an inventory file (only group_vars, or every file skipped
+// by the inventory ignore settings); Load returns it wrapped, naming the
+// directory, for a top-level -i unless LoadOptions.UnparsedIsWarning.
+var ErrNoInventoryFile = errors.New("no file in this directory is an inventory")
+
 // LoadWith is Load with options. An ignore pattern Go cannot compile is an
 // error before any source is read.
 func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
@@ -79,6 +85,7 @@ func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
 	}
 	inv := newInventory()
 	inv.ignored = ignored
+	inv.ignoredFrom = opts.Ignore.sourceName()
 	inv.unparsedWarns = opts.UnparsedIsWarning
 	inv.Sources = append([]string(nil), sources...)
 	parsedAny := false
@@ -646,8 +653,13 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 		}
 		sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
 		parsed := false
+		var skipped []string
+		failedBefore := len(inv.Unparsed)
 		for _, n := range names {
 			if inv.ignored.MatchString(n) {
+				if !alwaysIgnored.MatchString(n) {
+					skipped = append(skipped, n)
+				}
 				continue
 			}
 			ok, err := inv.parseSource(filepath.Join(src, n), false)
@@ -655,6 +667,29 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 				return false, err
 			}
 			parsed = parsed || ok
+		}
+		if !parsed {
+			// as Ansible, which warns for any source, a directory too,
+			// that yields nothing; the reason is ours
+			reason := ""
+			if len(skipped) > 0 {
+				reason = fmt.Sprintf(" (skipped by the inventory ignore settings, %s: %s)", inv.ignoredFrom, strings.Join(skipped, ", "))
+			}
+			failed := len(inv.Unparsed) > failedBefore
+			// a file that failed is reported (with its line) by the lint;
+			// a directory with no inventory file at all cannot be linted
+			if top && !inv.unparsedWarns && !failed {
+				if len(skipped) > 0 {
+					// kubespray's ansible.cfg skips .ini: its docs pass the file
+					reason += "; name the file itself, e.g. -i " + filepath.Join(src, skipped[0])
+				}
+				return false, fmt.Errorf("%s: %w%s", src, ErrNoInventoryFile, reason)
+			}
+			if failed {
+				inv.warnf("Unable to parse %s as an inventory source: none of its inventory files could be parsed", src)
+			} else {
+				inv.warnf("Unable to parse %s as an inventory source: %v%s", src, ErrNoInventoryFile, reason)
+			}
 		}
 		return parsed, nil
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/layercheck/layercheck/internal/testutil"
@@ -42,5 +43,30 @@ func TestLintUnparsedFileInDirectory(t *testing.T) {
 	_, _, code = runCLI(t, "lint", "-i", filepath.Join(inv, "hosts.ini"), "--kubespray-version", "v2.31.0")
 	if code != 2 {
 		t.Errorf("-i file that does not parse: exit %d, want 2", code)
+	}
+}
+
+// lint -i dir in which no file is an inventory: Ansible warns "Unable to
+// parse" and sees no host, so the lint cannot run (exit 2) and says why.
+// In a kubespray checkout, whose ansible.cfg skips .ini in inventory
+// directories, it names the skipped inventory.ini and the -i to use.
+func TestLintDirectoryWithoutInventory(t *testing.T) {
+	inv := t.TempDir()
+	testutil.WriteTree(t, inv, map[string]string{"group_vars/all/all.yml": "helm_enabled: \"true\"\n"})
+	out, errOut, code := runCLI(t, "lint", "-i", inv, "--kubespray-version", "v2.31.0")
+	if code != 2 || !strings.Contains(errOut, inv+": no file in this directory is an inventory") {
+		t.Errorf("group_vars only: exit %d, want 2 naming the directory\n%s\n%s", code, out, errOut)
+	}
+
+	testutil.WriteTree(t, inv, map[string]string{"inventory.ini": "[kube_control_plane]\nnode1\n"})
+	t.Setenv("ANSIBLE_INVENTORY_IGNORE", "~, .orig, .bak, .ini, .cfg, .retry, .pyc, .pyo, .creds, .gpg")
+	out, errOut, code = runCLI(t, "lint", "-i", inv, "--kubespray-version", "v2.31.0")
+	want := "(skipped by the inventory ignore settings, $ANSIBLE_INVENTORY_IGNORE: inventory.ini); name the file itself, e.g. -i " + filepath.Join(inv, "inventory.ini")
+	if code != 2 || !strings.Contains(errOut, want) {
+		t.Errorf("inventory.ini skipped: exit %d, want 2 with %q\n%s\n%s", code, want, out, errOut)
+	}
+	_, errOut, code = runCLI(t, "lint", "-i", filepath.Join(inv, "inventory.ini"), "--kubespray-version", "v2.31.0")
+	if code == 2 {
+		t.Errorf("-i inventory.ini itself: exit 2\n%s", errOut)
 	}
 }

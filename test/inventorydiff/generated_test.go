@@ -526,14 +526,15 @@ func TestErrors(t *testing.T) {
 		prev = name
 	}
 	testutil.WriteTree(t, dir, map[string]string{
-		"bad-yaml.yml":          "all:\n  hosts:\n    h1: [unclosed\n",
-		"bad-ini.ini":           "[g]\nh1\n[g:bogus]\nx\n",
-		"bad-range.ini":         "[g]\nweb[1:a]\n",
-		"unbalanced.ini":        "[g]\nh1 v=\"unclosed\n",
-		"typeerror.ini":         "[g]\nh1 v=\"{{ 'a' }}\"\n",
-		"undefined-child.ini":   "[p:children]\nnochild\n",
-		"bomb/hosts.ini":        "[g]\nh1\n",
-		"bomb/group_vars/g.yml": bomb,
+		"bad-yaml.yml":                "all:\n  hosts:\n    h1: [unclosed\n",
+		"bad-ini.ini":                 "[g]\nh1\n[g:bogus]\nx\n",
+		"bad-range.ini":               "[g]\nweb[1:a]\n",
+		"unbalanced.ini":              "[g]\nh1 v=\"unclosed\n",
+		"typeerror.ini":               "[g]\nh1 v=\"{{ 'a' }}\"\n",
+		"undefined-child.ini":         "[p:children]\nnochild\n",
+		"bomb/hosts.ini":              "[g]\nh1\n",
+		"bomb/group_vars/g.yml":       bomb,
+		"onlyvars/group_vars/all.yml": "a: 1\n",
 	})
 	unreadable := filepath.Join(dir, "unreadable.ini")
 	if os.Geteuid() == 0 {
@@ -564,6 +565,7 @@ func TestErrors(t *testing.T) {
 		{"typeerror.ini", `typeerror.ini:2: unhashable`, 0, "Unable to parse"},
 		{"undefined-child.ini", `undefined-child.ini:2: Section \[p:children\] includes undefined group`, 0, "Unable to parse"},
 		{"missing.ini", `missing.ini as an inventory source: inventory source not found`, 0, "Unable to parse"},
+		{"onlyvars", `onlyvars as an inventory source: no file in this directory is an inventory`, 0, "onlyvars as an inventory source"},
 		{"unreadable.ini", `unreadable.ini: .*(permission denied|no such device|is a socket, not a file)`, 1, "Unable to parse"},
 		// ansible-core would expand the aliases while printing (10^10 values)
 		{"bomb/hosts.ini", `g.yml:\d+:\d+: YAML aliases expand to more than`, 4, ""},
