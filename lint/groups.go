@@ -30,7 +30,12 @@ func (c *checkCtx) groupWhere(name string) string {
 			return c.where(g.Pos)
 		}
 		if len(inv.Sources) > 0 {
-			return inv.Sources[0] // no such group: the inventory as given
+			// no such group: the inventory as given, like every location
+			// relative to the inventory directory ("" when it is that
+			// directory: the inventory as a whole)
+			if rel := c.relPath(inv.Sources[0]); rel != "." {
+				return rel
+			}
 		}
 	}
 	return ""

@@ -123,7 +123,9 @@ type Report struct {
 	// LocationsRelativeTo is set when the sources lie in different
 	// directories: then every Where is relative to this common directory
 	// (absolute when they share only the root). Unset, Where is relative
-	// to the one inventory directory.
+	// to the one inventory directory. The CLI sets it to the current
+	// directory when it relocates the findings there, and in its JSON
+	// output always (an absolute path).
 	LocationsRelativeTo string    `json:"locations_relative_to,omitempty"`
 	Errors              int       `json:"errors"`
 	Warnings            int       `json:"warnings"`

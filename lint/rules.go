@@ -291,7 +291,10 @@ func (c *checkCtx) relPath(file string) string {
 			return filepath.ToSlash(rel)
 		}
 	}
-	return file
+	// outside the inventory (an -e @file elsewhere): absolute, since a
+	// path relative to anything else would be read as relative to the
+	// inventory directory
+	return filepath.ToSlash(abs)
 }
 
 // finding starts a finding about u with its location, value and hosts.

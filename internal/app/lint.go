@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
@@ -153,6 +154,13 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 	opts := report.TextOptions{Sources: inv, Color: useColor, Quiet: quiet, Verbose: verbose, RelativeTo: relTo, AllHosts: len(loaded.Hosts),
 		Suppressed: report.SuppressedCounts(rep)}
+	if format == "json" && rep.LocationsRelativeTo == "" {
+		// JSON names the directory its locations are relative to always
+		rep.LocationsRelativeTo = lintBaseDir(rep, inv)
+		if abs, err := filepath.Abs(rep.LocationsRelativeTo); err == nil {
+			rep.LocationsRelativeTo = abs
+		}
+	}
 	if format == "sarif" || format == "junit" {
 		if err := writeLintReport(s.Out, format, rep, inv); err != nil {
 			return err

@@ -177,12 +177,13 @@ func TestLintLocationsRelativeToCurrentDirectory(t *testing.T) {
 	out, _, _ = runCLI(t, "lint", "-i", "broken")
 	assert.Contains(t, out, "locations relative to the current directory")
 	assert.Contains(t, out, "\nbroken/group_vars/k8s_cluster/addons.yml\n")
-	// Outside the inventory: relative to the inventory directory.
+	// Outside the inventory: relative to the inventory directory, which
+	// JSON names.
 	t.Chdir(t.TempDir())
 	out, _, _ = runCLI(t, "lint", "-i", sample("broken"), "--format", "json")
 	rep = lint.Report{}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	assert.Empty(t, rep.LocationsRelativeTo)
+	assert.Equal(t, sample("broken"), rep.LocationsRelativeTo)
 	assert.Contains(t, out, `"where": "group_vars/k8s_cluster/addons.yml:2:15"`)
 }
 

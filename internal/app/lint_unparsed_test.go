@@ -70,3 +70,27 @@ func TestLintDirectoryWithoutInventory(t *testing.T) {
 		t.Errorf("-i inventory.ini itself: exit 2\n%s", errOut)
 	}
 }
+
+// Locations follow what the header says they are relative to: a whole-
+// inventory finding is "(the inventory as a whole)", never the -i path
+// joined to itself, and an -e @file outside the inventory directory is
+// named by its absolute path, not by the path as typed (which the header
+// would make relative to the inventory directory).
+func TestLintLocationsOutsideInventory(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteTree(t, root, map[string]string{
+		"inv/hosts.ini":   "[etcd]\nnode1\n[kube_node]\nnode1\n",
+		"vars/extra.yml":  "helm_enabled: \"true\"\n",
+		"work/.placehold": "",
+	})
+	t.Chdir(root)
+	out, errOut, code := runCLI(t, "lint", "-i", "inv", "--kubespray-version", "v2.31.0")
+	if code != 1 || !strings.Contains(out, "\n(the inventory as a whole)\n") || strings.Contains(out, "inv/inv") {
+		t.Errorf("relative -i: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Chdir(filepath.Join(root, "vars"))
+	out, errOut, code = runCLI(t, "lint", "-i", filepath.Join(root, "inv"), "-e", "@extra.yml", "--kubespray-version", "v2.31.0")
+	if code != 1 || !strings.Contains(out, "locations relative to the inventory directory") || !strings.Contains(out, "\n"+filepath.Join(root, "vars", "extra.yml")+"\n") {
+		t.Errorf("-e @file outside the inventory: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

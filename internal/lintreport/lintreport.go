@@ -197,7 +197,11 @@ func WriteSARIF(w io.Writer, rep *lint.Report, baseDir, version string) error {
 		case f.Where == "-e" || strings.HasPrefix(f.Where, "-e"):
 			res.Locations = []sarifLocation{{LogicalLocations: []sarifLogical{{Name: "extra vars (-e)", Kind: "variable"}}}}
 		case file != "":
-			pl := &sarifPhysical{ArtifactLocation: sarifArtifact{URI: uriPath(file), URIBaseID: BaseID}}
+			art := sarifArtifact{URI: uriPath(file), URIBaseID: BaseID}
+			if filepath.IsAbs(file) { // outside the inventory: a file URI of its own
+				art = sarifArtifact{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(file)}).String()}
+			}
+			pl := &sarifPhysical{ArtifactLocation: art}
 			if line > 0 {
 				pl.Region = &sarifRegion{StartLine: line, StartColumn: col}
 			}

@@ -28,6 +28,7 @@ import (
 	"github.com/layercheck/layercheck/internal/app"
 	"github.com/layercheck/layercheck/internal/lintreport"
 	"github.com/layercheck/layercheck/internal/testutil"
+	lintpkg "github.com/layercheck/layercheck/lint"
 )
 
 func lint(t *testing.T, format string) (string, int) {
@@ -218,4 +219,37 @@ func TestSplitWhere(t *testing.T) {
 		f, l, c := lintreport.SplitWhere(tc.in)
 		assert.Equal(t, []any{tc.file, tc.line, tc.col}, []any{f, l, c}, tc.in)
 	}
+}
+
+// A finding in a file outside the inventory directory (an -e @file
+// elsewhere) has an absolute Where: its SARIF location is a file URI of
+// its own, not one under INVENTORYROOT.
+func TestLintSARIFFileOutsideInventory(t *testing.T) {
+	rep := &lintpkg.Report{Findings: []lintpkg.Finding{
+		{Rule: "string-as-bool", Severity: lintpkg.SeverityError, Where: "/srv/vars/extra.yml:1:15", Message: "m"},
+		{Rule: "string-as-bool", Severity: lintpkg.SeverityError, Where: "group_vars/all.yml:2:3", Message: "m"},
+	}}
+	var b bytes.Buffer
+	require.NoError(t, lintreport.WriteSARIF(&b, rep, "/srv/inventory", ""))
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct {
+							URI       string `json:"uri"`
+							URIBaseID string `json:"uriBaseId"`
+						} `json:"artifactLocation"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &log))
+	res := log.Runs[0].Results
+	require.Len(t, res, 2)
+	assert.Equal(t, "file:///srv/vars/extra.yml", res[0].Locations[0].PhysicalLocation.ArtifactLocation.URI)
+	assert.Empty(t, res[0].Locations[0].PhysicalLocation.ArtifactLocation.URIBaseID)
+	assert.Equal(t, "group_vars/all.yml", res[1].Locations[0].PhysicalLocation.ArtifactLocation.URI)
+	assert.Equal(t, lintreport.BaseID, res[1].Locations[0].PhysicalLocation.ArtifactLocation.URIBaseID)
 }
