@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,6 +316,28 @@ func TestCNILayer(t *testing.T) {
 	if ps := portList(facts.(*CNIFacts).Ports); ps != "udp/4789, IP protocol 4, tcp/179" {
 		t.Errorf("ports: %s", ps)
 	}
+
+	// A node tree copied for --root has no /sys: skipped, not an error.
+	must(t, os.RemoveAll(tr.Path("/sys")))
+	res, _, err = cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if len(res) != 1 || res[0].Status != verify.StatusSkipped || !strings.Contains(res[0].Msg, "has no /sys/class/net") {
+		t.Errorf("tree without /sys: %+v", res)
+	}
+	// On the node itself a missing /sys/class/net stays an error.
+	live := *env
+	live.Root = "/"
+	live.Sys = missingSysFS{}
+	if _, _, err := (cniLayer{}).Check(context.Background(), &live); err == nil || !strings.Contains(err.Error(), "cannot list /sys/class/net") {
+		t.Errorf("node without /sys/class/net: %v", err)
+	}
+}
+
+// missingSysFS is a node's file system without /sys/class/net.
+type missingSysFS struct{ verify.OSFS }
+
+func (missingSysFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
 func TestAddonsLayer(t *testing.T) {
