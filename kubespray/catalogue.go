@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/layercheck/layercheck/kubespray/internal/scan"
 	"github.com/layercheck/layercheck/parser"
@@ -422,4 +423,49 @@ func groupNames(h *parser.Host) map[string]bool {
 	delete(seen, "all")
 	delete(seen, "ungrouped")
 	return seen
+}
+
+// Definition is where one bundled release defines a variable.
+type Definition struct {
+	// Version is the bundled release ("v2.30.0", "master").
+	Version string
+	// File is the kubespray file of its primary default.
+	File string
+}
+
+var (
+	definingOnce sync.Once
+	definingIdx  map[string][]Definition
+)
+
+// Defining lists the bundled releases whose catalogue defines name, oldest
+// first ("master" last), for a variable the catalogue in use lacks: was it
+// removed, or is it newer? The first call reads every bundled catalogue
+// (about 0.2 s); later calls reuse that index.
+func Defining(name string) []Definition {
+	definingOnce.Do(func() {
+		definingIdx = map[string][]Definition{}
+		for _, v := range ReleaseOrder() {
+			c, err := Bundled(v)
+			if err != nil {
+				continue
+			}
+			for n, d := range c.Vars {
+				definingIdx[n] = append(definingIdx[n], Definition{Version: v, File: d.File})
+			}
+		}
+	})
+	return definingIdx[name]
+}
+
+// ReleaseOrder is Versions oldest first, "master" (the newest) last.
+func ReleaseOrder() []string {
+	vs := Versions()
+	sort.SliceStable(vs, func(i, j int) bool {
+		if vs[i] == DefaultVersion || vs[j] == DefaultVersion {
+			return vs[j] == DefaultVersion && vs[i] != DefaultVersion
+		}
+		return versionNewer(vs[j], vs[i])
+	})
+	return vs
 }

@@ -555,3 +555,41 @@ func equalHostLists(a, b [][]string) bool {
 	}
 	return true
 }
+
+// A variable an older bundled release defines and this one does not is
+// left over (krew was removed after v2.27); one no release defines, a
+// generic name and one a later release adds are left alone.
+func TestVariableNotInRelease(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"hosts.ini": testutil.ThreeNodeINI,
+		"group_vars/all/all.yml": `krew_enabled: true
+my_company_setting: 3
+namespace: x
+`,
+	})
+	r := lintTree(t, dir)
+	f := one(t, r, "variable-not-in-release", "krew_enabled")
+	if f.Severity != SeverityWarning || f.Where != "group_vars/all/all.yml:1:15" ||
+		!strings.Contains(f.Message, "kubespray v2.31.0 no longer defines krew_enabled: the last bundled release that does is v2.27.1 (roles/") ||
+		!strings.Contains(f.Why, "v2.24.3 … v2.27.1") || !strings.HasPrefix(f.Fix, "delete krew_enabled") {
+		t.Errorf("krew_enabled = %+v", f)
+	}
+	none(t, r, "variable-not-in-release", "my_company_setting")
+	none(t, r, "variable-not-in-release", "namespace")
+
+	// additional_no_proxy gets a default only in v2.31.0; v2.30.0 reads it
+	// without one.
+	dir = writeTree(t, map[string]string{
+		"hosts.ini":              testutil.ThreeNodeINI,
+		"group_vars/all/all.yml": "additional_no_proxy: example.com\n",
+	})
+	inv, err := parser.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := kubespray.Bundled("v2.30.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	none(t, Run(Input{Inventory: inv, Catalogue: old}), "variable-not-in-release", "additional_no_proxy")
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -13,6 +14,9 @@ func init() {
 	registerRule("unknown-variable", SeverityWarning,
 		"a variable kubespray does not know whose name is close to one it does (helm_enable: did you mean helm_enabled?)",
 		checkUnknownNames)
+	registerRule("variable-not-in-release", SeverityWarning,
+		"a variable an older kubespray release defines and this one no longer does: most likely left over, with no effect",
+		checkOtherReleases)
 	registerRule("removed-variable", SeverityError,
 		"a variable kubespray removed (kubespray's validate_inventory fails on it)",
 		checkRemoved)
@@ -111,6 +115,61 @@ func checkUnknownNames(c *checkCtx) []Finding {
 		}
 	}
 	return out
+}
+
+// checkOtherReleases judges the names unknown-variable leaves alone (no
+// catalogue name is close) that an older bundled kubespray release
+// defines and this bundled release no longer does: left over from an
+// earlier release. Only names with an underscore (kubespray's all have
+// one; "namespace" is more likely the operator's own), and only removals:
+// a variable that first gets a default in a later release may well be
+// read without one before (additional_no_proxy before v2.31.0), and a
+// checkout's place among the releases is unknown.
+func checkOtherReleases(c *checkCtx) []Finding {
+	if len(c.cat.Vars) == 0 || c.cat.Version == "" {
+		return nil
+	}
+	var out []Finding
+	referenced := c.templateNames()
+	for _, name := range c.names() {
+		if !strings.Contains(name, "_") || c.cat.Lookup(name) != nil || ignoredName(name) || referenced[name] {
+			continue
+		}
+		if _, removed := c.cat.Removed[name]; removed {
+			continue // removed-variable says it
+		}
+		defs := kubespray.Defining(name)
+		if len(defs) == 0 || !releaseBefore(defs[len(defs)-1].Version, c.cat.Version) || len(c.nearest(name)) > 0 {
+			continue
+		}
+		first, last := defs[0], defs[len(defs)-1]
+		span := first.Version
+		if last.Version != first.Version {
+			span += " … " + last.Version
+		}
+		for _, u := range c.uses(name) {
+			f := c.finding("variable-not-in-release", SeverityWarning, u)
+			f.Message = fmt.Sprintf("kubespray %s no longer defines %s: the last bundled release that does is %s (%s)", c.cat.Version, name, last.Version, last.File)
+			f.Why = fmt.Sprintf("kubespray ignores variables it does not define, so this setting most likely has no effect with %s. Bundled releases defining %s: %s.", c.cat.Name, name, span)
+			f.Fix = fmt.Sprintf("delete %s (kubespray's release notes after %s say what replaced it), unless your own templates read it", name, last.Version)
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// releaseBefore reports whether bundled release a is older than b
+// ("master" is the newest).
+func releaseBefore(a, b string) bool {
+	for _, v := range kubespray.ReleaseOrder() {
+		switch v {
+		case a:
+			return a != b
+		case b:
+			return false
+		}
+	}
+	return false
 }
 
 func defaultNote(c *checkCtx, name string) string {
