@@ -171,12 +171,12 @@ func checkCrossAsserts(c *checkCtx) []Finding {
 				if u.ours != nil {
 					other += " (" + c.where(u.ours.Pos) + ")"
 				}
-				f.Message += fmt.Sprintf("; and %s (%s)", a.Expr, a.ID)
+				f.Message += fmt.Sprintf(", and the one that requires %s (%s)", a.Expr, a.ID)
 				f.Why += fmt.Sprintf(" The same task also rejects %s = %s, set at %s (%s).", u.name, u.judge.Display(), other, a.Source)
 				continue
 			}
 			f := c.finding("kubespray-assert", SeverityError, u)
-			f.Message = fmt.Sprintf("kubespray rejects this combination: %s (%s)", a.Expr, a.ID)
+			f.Message = fmt.Sprintf("fails kubespray's assert that requires %s (%s)", a.Expr, a.ID)
 			f.Why = fmt.Sprintf("kubespray's task %q (%s) stops with %q.", a.Task, a.Source, a.Msg)
 			f.Fix = crossFix(a, u)
 			merged[k] = len(out)

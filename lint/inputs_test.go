@@ -71,7 +71,7 @@ func TestOneFindingPerMistake(t *testing.T) {
 	}))
 	fs := find(r, "kubespray-assert", "")
 	if assert.Len(t, fs, 1, dump(r)) {
-		assert.Contains(t, fs[0].Message, "calico_vxlan_mode in ['Never'] (calico-ipip-excludes-vxlan); and calico_ipip_mode in ['Never'] (calico-vxlan-excludes-ipip)")
+		assert.Contains(t, fs[0].Message, "calico_vxlan_mode in ['Never'] (calico-ipip-excludes-vxlan), and the one that requires calico_ipip_mode in ['Never'] (calico-vxlan-excludes-ipip)")
 		assert.Contains(t, fs[0].Why, "calico_ipip_mode = \"Always\", set at calico_ipip_mode (group_vars/all/all.yml:1:19)")
 	}
 }

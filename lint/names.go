@@ -18,7 +18,7 @@ func init() {
 		"a variable an older kubespray release defines and this one no longer does: most likely left over, with no effect",
 		checkOtherReleases)
 	registerRule("removed-variable", SeverityError,
-		"a variable kubespray removed (kubespray's validate_inventory fails on it)",
+		"a variable kubespray removed: its validate_inventory stops on it, or, while still mapped to its replacement, warns",
 		checkRemoved)
 }
 
@@ -137,6 +137,9 @@ func checkOtherReleases(c *checkCtx) []Finding {
 		}
 		if _, removed := c.cat.Removed[name]; removed {
 			continue // removed-variable says it
+		}
+		if c.in.UpgradeFrom != nil && c.in.UpgradeFrom.Lookup(name) != nil {
+			continue // upgrade-removed says it, for the release upgraded from
 		}
 		defs := kubespray.Defining(name)
 		if len(defs) == 0 || !releaseBefore(defs[len(defs)-1].Version, c.cat.Version) || len(c.nearest(name)) > 0 {
