@@ -189,6 +189,8 @@ func TestSelectSaysWhy(t *testing.T) {
 		{"v2.31.0", "--kubespray-version", "v2.31.0", "chosen with --kubespray-version v2.31.0"},
 		{"2.30.0", "--kubespray-version", "v2.30.0", "chosen with --kubespray-version 2.30.0"},
 		{"", "--kubespray-version", DefaultVersion, "the default, as the inventory lives in no kubespray checkout"},
+		{"v2.29.0", "--kubespray-version", "v2.29.1", "chosen with --kubespray-version v2.29.0, which is not bundled: v2.29.1, the bundled v2.29.x, stands in (patch releases keep the variables; pinned component versions may differ)"},
+		{"2.28.0", "kubespray_version", "v2.28.1", "chosen with kubespray_version 2.28.0, which is not bundled: v2.28.1, the bundled v2.28.x, stands in (patch releases keep the variables; pinned component versions may differ)"},
 	} {
 		c, err := Select(tc.version, tc.option, []string{dir})
 		if err != nil {
@@ -198,8 +200,10 @@ func TestSelectSaysWhy(t *testing.T) {
 			t.Errorf("Select(%q): version %q why %q, want %q %q", tc.version, c.Version, c.Why, tc.wantVersion, tc.wantWhy)
 		}
 	}
-	if _, err := Select("v9.9", "--kubespray-version", nil); err == nil || !strings.Contains(err.Error(), "v9.9") {
-		t.Errorf("an unknown version: %v", err)
+	for _, v := range []string{"v9.9", "v2.99.0", "v2.29.0.1"} {
+		if _, err := Select(v, "--kubespray-version", nil); err == nil || !strings.Contains(err.Error(), v) {
+			t.Errorf("an unknown version %s: %v", v, err)
+		}
 	}
 }
 

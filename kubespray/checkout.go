@@ -168,6 +168,16 @@ func Select(version, option string, sources []string) (*Catalogue, error) {
 	}
 	c, err := Bundled(version)
 	if err != nil {
+		// a patch release not bundled (v2.29.0): the bundled one of its
+		// minor stands in, and Why says so
+		v := "v" + strings.TrimPrefix(version, "v")
+		if i := strings.LastIndexByte(v, '.'); strings.Count(v, ".") == 2 {
+			if sub, err2 := Bundled(v[:i]); err2 == nil {
+				sub.Why = fmt.Sprintf("chosen with %s %s, which is not bundled: %s, the bundled %s.x, stands in (patch releases keep the variables; pinned component versions may differ)",
+					option, version, sub.Version, v[:i])
+				return sub, nil
+			}
+		}
 		return nil, err
 	}
 	c.Why = "chosen with " + option + " " + version
