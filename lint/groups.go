@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -228,6 +229,25 @@ func init() {
 	registerRule("group-vars-unused", SeverityWarning,
 		"group_vars for a group that has no hosts (e.g. group_vars/k8s-cluster, the old name): its settings apply to nothing",
 		checkGroupVarsUnused)
+	registerRule("vars-dir-unread", SeverityWarning,
+		"a group_vars or host_vars directory in a subdirectory of the inventory directory: Ansible reads these only next to an -i argument",
+		checkVarsDirUnread)
+}
+
+func checkVarsDirUnread(c *checkCtx) []Finding {
+	inv := c.in.Inventory
+	if inv == nil {
+		return nil
+	}
+	var out []Finding
+	for _, d := range inv.UnreadVarsDirs {
+		base := filepath.Base(d)
+		out = append(out, Finding{Rule: "vars-dir-unread", Severity: SeverityWarning, Where: c.relPath(d),
+			Message: fmt.Sprintf("Ansible never reads this %s: it is not next to an -i argument", base),
+			Why: fmt.Sprintf("Ansible parses the inventory files in a directory's subdirectories, but reads group_vars and host_vars only in the directory of each -i argument, so nothing set in this %s has any effect.", base),
+			Fix: "pass the directory holding it with -i, or move it next to the inventory given"})
+	}
+	return out
 }
 
 func checkGroupVarsUnused(c *checkCtx) []Finding {

@@ -593,3 +593,31 @@ namespace: x
 	}
 	none(t, Run(Input{Inventory: inv, Catalogue: old}), "variable-not-in-release", "additional_no_proxy")
 }
+
+// group_vars in a subdirectory of the inventory directory: Ansible parses
+// the hosts file there but never the group_vars beside it.
+func TestVarsDirUnread(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"sub/hosts.ini":                testutil.ThreeNodeINI,
+		"sub/group_vars/all/all.yml":   "helm_enabled: \"true\"\n",
+		"sub/host_vars/node1.yml":      "ip: 10.0.0.1\n",
+		"group_vars/all/kubespray.yml": "kube_network_plugin: calico\n",
+	})
+	r := lintTree(t, dir)
+	for _, where := range []string{"sub/group_vars", "sub/host_vars"} {
+		var got *Finding
+		for i, f := range r.Findings {
+			if f.Rule == "vars-dir-unread" && f.Where == where {
+				got = &r.Findings[i]
+			}
+		}
+		if got == nil || got.Severity != SeverityWarning || !strings.Contains(got.Message, "Ansible never reads this "+filepath.Base(where)) {
+			t.Errorf("%s: %+v\n%s", where, got, dump(r))
+		}
+	}
+	none(t, r, "string-as-bool", "helm_enabled")
+	// Given itself, the subdirectory's group_vars are read.
+	r = lintTree(t, filepath.Join(dir, "sub"))
+	none(t, r, "vars-dir-unread", "")
+	one(t, r, "string-as-bool", "helm_enabled")
+}

@@ -37,6 +37,10 @@ type Inventory struct {
 	// then warns "No inventory was parsed", does not reconcile the
 	// inventory, and ansible-inventory --list and `hosts: all` show no host.
 	Parsed bool
+	// UnreadVarsDirs are group_vars/ and host_vars/ directories found in a
+	// subdirectory of a directory source: Ansible reads these only next to
+	// an -i argument, so their variables apply to no host.
+	UnreadVarsDirs []string
 
 	hosts  map[string]*Host
 	groups map[string]*Group

@@ -659,6 +659,8 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 			if inv.ignored.MatchString(n) {
 				if !alwaysIgnored.MatchString(n) {
 					skipped = append(skipped, n)
+				} else if !top && (n == "group_vars" || n == "host_vars") {
+					inv.UnreadVarsDirs = append(inv.UnreadVarsDirs, filepath.Join(src, n))
 				}
 				continue
 			}
