@@ -73,7 +73,7 @@ func newLiveNode(t *testing.T, etcdUp bool) *liveNode {
 		"layercheck_verify_become":      false,
 		"layercheck_verify_now":         treeNow.Add(time.Hour).Format(time.RFC3339),
 		"layercheck_verify_addr_map":    addr,
-		"layercheck_verify_net_timeout": 3,
+		"layercheck_verify_net_timeout": 10, // room for a busy machine; a closed port is refused at once
 	}}
 }
 
