@@ -6,7 +6,10 @@
 // units and programs), so tests point layers at generated node trees.
 package verify
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // Status is the outcome of a check or a layer.
 type Status string
@@ -78,4 +81,12 @@ type Summary struct {
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
 	Errored int `json:"errored"`
+}
+
+// Plural is n and word, with an s unless n is 1 ("1 check", "3 checks").
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }

@@ -270,7 +270,7 @@ func writeClusterText(w io.Writer, rep *cluster.Report) {
 	}
 	for _, n := range rep.OrderedLayers() {
 		lr := rep.Layers[n]
-		fmt.Fprintf(w, "  %-12s %-7s %d checks, %d ms\n", n, lr.Status, len(lr.Results), lr.DurationMS)
+		fmt.Fprintf(w, "  %-12s %-7s %s, %d ms\n", n, lr.Status, verify.Plural(len(lr.Results), "check"), lr.DurationMS)
 	}
 	for _, n := range rep.OrderedLayers() {
 		for _, r := range rep.Layers[n].Results {

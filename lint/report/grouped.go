@@ -111,6 +111,8 @@ func FindingLine(f lint.Finding, listed, all int) string {
 	}
 	if n := len(f.Hosts); n > 0 {
 		switch {
+		case n == 2 && all == 2:
+			s += " (both hosts)"
 		case all > 1 && n == all:
 			s += fmt.Sprintf(" (all %d hosts)", n)
 		case listed <= 0:

@@ -148,7 +148,7 @@ func (rep *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "layercheck node: %s (root %s): %s\n", host, rep.Root, strings.ToUpper(string(rep.Status)))
 	for _, n := range rep.OrderedLayers() {
 		lr := rep.Layers[n]
-		fmt.Fprintf(w, "  %-13s %-7s %d checks, %d ms\n", n, lr.Status, len(lr.Results), lr.DurationMS)
+		fmt.Fprintf(w, "  %-13s %-7s %s, %d ms\n", n, lr.Status, verify.Plural(len(lr.Results), "check"), lr.DurationMS)
 		if cf, ok := lr.Facts.(*CertificatesFacts); ok {
 			writeFamilies(w, cf)
 		}
@@ -179,7 +179,7 @@ func writeFamilies(w io.Writer, cf *CertificatesFacts) {
 	sort.Strings(names)
 	for _, n := range names {
 		fi := cf.Families[n]
-		fmt.Fprintf(w, "    %-12s %-5s %3d certificates, earliest expiry %s, %d days left (%s)\n",
-			n, fi.Status, fi.Count, fi.EarliestExpiry.UTC().Format("2006-01-02"), fi.DaysLeft, fi.EarliestPath)
+		fmt.Fprintf(w, "    %-12s %-5s %16s, earliest expiry %s, %d days left (%s)\n",
+			n, fi.Status, verify.Plural(fi.Count, "certificate"), fi.EarliestExpiry.UTC().Format("2006-01-02"), fi.DaysLeft, fi.EarliestPath)
 	}
 }
