@@ -58,10 +58,10 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	}
 	opts, warnings, err := ClusterOptions(inv, extra)
 	if err != nil {
-		return &ExitError{Code: 2, Msg: err.Error()}
+		return &ExitError{Code: 2, Msg: "cluster: " + err.Error()}
 	}
 	for _, w := range warnings {
-		fmt.Fprintln(s.ErrOut, "warning:", w)
+		fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
 	}
 	req.Options = *opts
 	req.Layers, req.Skip = layers, skip
@@ -73,7 +73,7 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	req.Timeout, req.Probe.Timeout, req.Probe.CleanupTimeout = timeout.Seconds(), probeTimeout.Seconds(), cleanupTimeout.Seconds()
 	rep, err := cluster.RunRequest(ctx, &req)
 	if err != nil {
-		return &ExitError{Code: 2, Msg: err.Error()}
+		return &ExitError{Code: 2, Msg: "cluster: " + err.Error()}
 	}
 	if err := writeCheckReport(s.Out, format, "layercheck cluster", nil, rep, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
 		return err

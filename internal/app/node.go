@@ -55,7 +55,7 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 	if vars != "" {
 		fixed, warnings, err := jsonStringBools(vars, reflect.TypeOf(req.Options))
 		if err != nil {
-			return &ExitError{Code: 2, Msg: "--vars: " + err.Error()}
+			return &ExitError{Code: 2, Msg: "node: --vars: " + err.Error()}
 		}
 		for _, w := range warnings {
 			fmt.Fprintln(s.ErrOut, "warning:", w)
@@ -63,7 +63,7 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 		dec := json.NewDecoder(strings.NewReader(fixed))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req.Options); err != nil {
-			return &ExitError{Code: 2, Msg: "--vars: " + err.Error()}
+			return &ExitError{Code: 2, Msg: "node: --vars: " + err.Error()}
 		}
 	}
 	if len(groups) > 0 {
@@ -75,7 +75,7 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 	for _, m := range addrMap {
 		from, to, ok := strings.Cut(m, "=")
 		if !ok {
-			return &ExitError{Code: 2, Msg: fmt.Sprintf("--addr-map %q: want FROM=TO", m)}
+			return &ExitError{Code: 2, Msg: fmt.Sprintf("node: --addr-map %q: want FROM=TO", m)}
 		}
 		if req.AddrMap == nil {
 			req.AddrMap = map[string]string{}
@@ -89,7 +89,7 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 	req.LayerTimeout, req.NetTimeout = timeout.Seconds(), netTimeout.Seconds()
 	rep, err := node.RunRequest(ctx, &req)
 	if err != nil {
-		return &ExitError{Code: 2, Msg: err.Error()}
+		return &ExitError{Code: 2, Msg: "node: " + err.Error()}
 	}
 	if err := writeCheckReport(s.Out, format, "layercheck node", rep, nil, rep.WriteText); err != nil {
 		return err
