@@ -244,8 +244,8 @@ func checkVarsDirUnread(c *checkCtx) []Finding {
 		base := filepath.Base(d)
 		out = append(out, Finding{Rule: "vars-dir-unread", Severity: SeverityWarning, Where: c.relPath(d),
 			Message: fmt.Sprintf("Ansible never reads this %s: it is not next to an -i argument", base),
-			Why: fmt.Sprintf("Ansible parses the inventory files in a directory's subdirectories, but reads group_vars and host_vars only in the directory of each -i argument, so nothing set in this %s has any effect.", base),
-			Fix: "pass the directory holding it with -i, or move it next to the inventory given"})
+			Why:     fmt.Sprintf("Ansible parses the inventory files in a directory's subdirectories, but reads group_vars and host_vars only in the directory of each -i argument, so nothing set in this %s has any effect.", base),
+			Fix:     "pass the directory holding it with -i, or move it next to the inventory given"})
 	}
 	return out
 }
