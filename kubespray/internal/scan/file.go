@@ -76,6 +76,32 @@ func Decode(gz []byte) (*File, error) {
 	return &f, nil
 }
 
+// DecodeDefinedIn reads only which file first defines each variable of a
+// catalogue written by Generate (the primary definition's File): what
+// telling one release's variables from another's needs, without the
+// defaults and usage sites Decode converts.
+func DecodeDefinedIn(gz []byte) (map[string]string, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Vars map[string][]struct {
+			File string `json:"file"`
+		} `json:"vars"`
+	}
+	if err := json.NewDecoder(zr).Decode(&f); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(f.Vars))
+	for n, ds := range f.Vars {
+		if len(ds) > 0 {
+			out[n] = ds[0].File
+		}
+	}
+	return out, nil
+}
+
 // Generate reads every kubespray data directory under dataDir (one per
 // version, each with SOURCE.txt) and writes FileName(version) into outDir;
 // srcDir, when not "", holds each version's tasks and playbooks
