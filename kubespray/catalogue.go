@@ -324,7 +324,7 @@ func build(name string, defs map[string][]Def, f *Facts) *Catalogue {
 	kept := f.Removed[:0]
 	for _, r := range f.Removed {
 		if c.Vars[r.Name] == nil {
-			r.ReadBy = readBy(c, r.Name)
+			r.ReadBy = c.ReadBy(r.Name)
 			kept = append(kept, r)
 			c.Removed[r.Name] = r.Instead
 		}
@@ -333,9 +333,12 @@ func build(name string, defs map[string][]Def, f *Facts) *Catalogue {
 	return c
 }
 
-// readBy names the first variable (by name) whose templated default
-// mentions name as a whole word, with its file:line; "" when none does.
-func readBy(c *Catalogue, name string) string {
+// ReadBy names the first variable (by name) whose templated default
+// mentions name as a whole word, with its file:line ("ipv6_stack
+// (roles/kubespray_defaults/defaults/main/main.yml:260)"); "" when none
+// does. Such a name is still read although the catalogue defines no
+// default for it (enable_dual_stack_networks from v2.28.1).
+func (c *Catalogue) ReadBy(name string) string {
 	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
 	var hits []string
 	for n, v := range c.Vars {

@@ -592,6 +592,27 @@ namespace: x
 		t.Fatal(err)
 	}
 	none(t, Run(Input{Inventory: inv, Catalogue: old}), "variable-not-in-release", "additional_no_proxy")
+
+	// v2.28.1 to v2.30.0 define no enable_dual_stack_networks but still
+	// read it, through ipv6_stack's default: neither rule fires.
+	dir = writeTree(t, map[string]string{
+		"hosts.ini":              testutil.ThreeNodeINI,
+		"group_vars/all/all.yml": "enable_dual_stack_networks: false\n",
+	})
+	if inv, err = parser.Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	v229, err := kubespray.Bundled("v2.29.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v227, err := kubespray.Bundled("v2.27.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = Run(Input{Inventory: inv, Catalogue: v229, UpgradeFrom: v227})
+	none(t, r, "variable-not-in-release", "enable_dual_stack_networks")
+	none(t, r, "upgrade-removed", "enable_dual_stack_networks")
 }
 
 // group_vars in a subdirectory of the inventory directory: Ansible parses

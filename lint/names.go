@@ -145,6 +145,9 @@ func checkOtherReleases(c *checkCtx) []Finding {
 		if len(defs) == 0 || !releaseBefore(defs[len(defs)-1].Version, c.cat.Version) || len(c.nearest(name)) > 0 {
 			continue
 		}
+		if c.cat.ReadBy(name) != "" {
+			continue // still read, through another variable's default
+		}
 		first, last := defs[0], defs[len(defs)-1]
 		span := first.Version
 		if last.Version != first.Version {

@@ -112,8 +112,8 @@ func checkUpgradeRemoved(c *checkCtx) []Finding {
 	var out []Finding
 	for _, name := range c.names() {
 		old := from.Lookup(name)
-		if old == nil || c.cat.Lookup(name) != nil {
-			continue
+		if old == nil || c.cat.Lookup(name) != nil || c.cat.ReadBy(name) != "" {
+			continue // defined, or still read through another default
 		}
 		if _, ok := c.cat.Removed[name]; ok {
 			continue // removed-variable says it, with kubespray's own advice
