@@ -2,6 +2,7 @@ package lint
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -637,8 +638,37 @@ func TestVarsDirUnread(t *testing.T) {
 		}
 	}
 	none(t, r, "string-as-bool", "helm_enabled")
-	// Given itself, the subdirectory's group_vars are read.
+	// Given itself, the subdirectory's group_vars are read, also when its
+	// parent is given too.
 	r = lintTree(t, filepath.Join(dir, "sub"))
 	none(t, r, "vars-dir-unread", "")
 	one(t, r, "string-as-bool", "helm_enabled")
+	inv, err := parser.Load(dir, filepath.Join(dir, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = Run(Input{Inventory: inv, Catalogue: catalogue(t)})
+	none(t, r, "vars-dir-unread", "")
+	one(t, r, "string-as-bool", "helm_enabled")
+}
+
+// A directory of group_vars only, given as a second -i next to an
+// inventory file, is read as Ansible reads it; alone it is refused.
+func TestVarsOnlyDirectorySource(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"hosts/hosts.ini":               testutil.ThreeNodeINI,
+		"common/group_vars/all/all.yml": "helm_enabled: \"true\"\n",
+	})
+	inv, err := parser.Load(filepath.Join(dir, "hosts", "hosts.ini"), filepath.Join(dir, "common"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Run(Input{Inventory: inv, Catalogue: catalogue(t)})
+	one(t, r, "string-as-bool", "helm_enabled")
+	if !strings.Contains(strings.Join(inv.Warnings, "\n"), "Unable to parse "+filepath.Join(dir, "common")+" as an inventory source: no file in this directory is an inventory") {
+		t.Errorf("warnings: %q", inv.Warnings)
+	}
+	if _, err := parser.Load(filepath.Join(dir, "common")); !errors.Is(err, parser.ErrNoInventoryFile) {
+		t.Errorf("group_vars only, alone: %v", err)
+	}
 }

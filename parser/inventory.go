@@ -59,6 +59,10 @@ type Inventory struct {
 	// stops the load even inside a directory source, where parse failures
 	// are only warnings.
 	limitErr error
+	// noInventoryErr is the first top-level directory in which no file is
+	// an inventory (ErrNoInventoryFile): the load's error when no source
+	// at all is parsed, unless UnparsedIsWarning.
+	noInventoryErr error
 	// unparsedWarns is LoadOptions.UnparsedIsWarning.
 	unparsedWarns bool
 	// warned holds the warnings given, so each is given once.

@@ -73,7 +73,8 @@ func vaultHeader(data []byte) string {
 // ErrNoInventoryFile is why a directory source yields nothing when none of
 // its entries is an inventory file (only group_vars, or every file skipped
 // by the inventory ignore settings); Load returns it wrapped, naming the
-// directory, for a top-level -i unless LoadOptions.UnparsedIsWarning.
+// first such top-level -i directory, when no source at all is an
+// inventory, unless LoadOptions.UnparsedIsWarning.
 var ErrNoInventoryFile = errors.New("no file in this directory is an inventory")
 
 // LoadWith is Load with options. An ignore pattern Go cannot compile is an
@@ -107,6 +108,9 @@ func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
 		}
 		parsedAny = parsedAny || ok
 	}
+	if !parsedAny && inv.noInventoryErr != nil {
+		return nil, inv.noInventoryErr
+	}
 	inv.Parsed = parsedAny || len(sources) == 0
 	if parsedAny {
 		inv.reconcile()
@@ -117,7 +121,28 @@ func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
 	if err := inv.loadVarsFiles(); err != nil {
 		return nil, err
 	}
+	inv.keepUnreadVarsDirs()
 	return inv, nil
+}
+
+// keepUnreadVarsDirs drops from UnreadVarsDirs the directories that are
+// read after all: those next to an -i argument (a subdirectory given
+// with -i as well as its parent).
+func (inv *Inventory) keepUnreadVarsDirs() {
+	read := map[string]bool{}
+	for _, d := range inv.varsDirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			read[abs] = true
+		}
+	}
+	kept := inv.UnreadVarsDirs[:0]
+	for _, d := range inv.UnreadVarsDirs {
+		if abs, err := filepath.Abs(filepath.Dir(d)); err == nil && read[abs] {
+			continue
+		}
+		kept = append(kept, d)
+	}
+	inv.UnreadVarsDirs = kept
 }
 
 // defaultIgnored is Ansible's IGNORED regex with the default settings.
@@ -680,12 +705,15 @@ func (inv *Inventory) parseSource(src string, top bool) (bool, error) {
 			failed := len(inv.Unparsed) > failedBefore
 			// a file that failed is reported (with its line) by the lint;
 			// a directory with no inventory file at all cannot be linted
-			if top && !inv.unparsedWarns && !failed {
+			// unless another source is an inventory (a directory of
+			// group_vars given as a second -i is read, as by Ansible)
+			if top && !inv.unparsedWarns && !failed && inv.noInventoryErr == nil {
+				hint := reason
 				if len(skipped) > 0 {
 					// kubespray's ansible.cfg skips .ini: its docs pass the file
-					reason += "; name the file itself, e.g. -i " + filepath.Join(src, skipped[0])
+					hint += "; name the file itself, e.g. -i " + filepath.Join(src, skipped[0])
 				}
-				return false, fmt.Errorf("%s: %w%s", src, ErrNoInventoryFile, reason)
+				inv.noInventoryErr = fmt.Errorf("%s: %w%s", src, ErrNoInventoryFile, hint)
 			}
 			if failed {
 				inv.warnf("Unable to parse %s as an inventory source: none of its inventory files could be parsed", src)
