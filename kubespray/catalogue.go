@@ -111,6 +111,9 @@ type Catalogue struct {
 	Name string `json:"name"`
 	// Version is the bundled version ("v2.31.0", "master"), "" for a checkout.
 	Version string `json:"version,omitempty"`
+	// StandsInFor is the patch release asked for when this bundled
+	// catalogue of the same minor stands in for it (see BundledOrMinor).
+	StandsInFor string `json:"stands_in_for,omitempty"`
 	// Commit is the kubespray commit of a bundled catalogue.
 	Commit string `json:"commit,omitempty"`
 	// Root is the checkout directory of a run-time catalogue, "" when bundled.

@@ -166,23 +166,35 @@ func Select(version, option string, sources []string) (*Catalogue, error) {
 	if version == "" {
 		return ForInventory(sources)
 	}
-	c, err := Bundled(version)
+	c, err := BundledOrMinor(version)
 	if err != nil {
-		// a patch release not bundled (v2.29.0): the bundled one of its
-		// minor stands in, and Why says so
-		v := "v" + strings.TrimPrefix(version, "v")
-		if i := strings.LastIndexByte(v, '.'); strings.Count(v, ".") == 2 {
-			if sub, err2 := Bundled(v[:i]); err2 == nil {
-				sub.Why = fmt.Sprintf("chosen with %s %s, which is not bundled: %s, the bundled %s.x, stands in (patch releases keep the variables; pinned component versions may differ)",
-					option, version, sub.Version, v[:i])
-				return sub, nil
-			}
-		}
 		return nil, err
 	}
 	c.Why = "chosen with " + option + " " + version
-	if r := Resolve(version); r != version && r != "v"+version {
+	switch r := Resolve(version); {
+	case c.StandsInFor != "":
+		c.Why += fmt.Sprintf(", which is not bundled: %s, the bundled %s.x, stands in (patch releases keep the variables; pinned component versions may differ)",
+			c.Version, c.Version[:strings.LastIndexByte(c.Version, '.')])
+	case r != version && r != "v"+version:
 		c.Why += ", the newest bundled v" + strings.TrimPrefix(version, "v") + ".x"
 	}
 	return c, nil
+}
+
+// BundledOrMinor is Bundled, except that a patch release that is not
+// bundled (v2.29.0) gets the newest bundled release of its minor
+// (v2.29.1), with StandsInFor set to the version asked for.
+func BundledOrMinor(version string) (*Catalogue, error) {
+	c, err := Bundled(version)
+	if err == nil {
+		return c, nil
+	}
+	v := "v" + strings.TrimPrefix(version, "v")
+	if strings.Count(v, ".") == 2 {
+		if sub, err2 := Bundled(v[:strings.LastIndexByte(v, '.')]); err2 == nil {
+			sub.StandsInFor = version
+			return sub, nil
+		}
+	}
+	return nil, err
 }

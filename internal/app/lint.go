@@ -118,8 +118,11 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 	in := lint.Input{Inventory: loaded, Extra: ev, Catalogue: cat, AnsibleCore: series}
 	if upgradeFrom != "" {
-		if in.UpgradeFrom, err = kubespray.Bundled(upgradeFrom); err != nil {
+		if in.UpgradeFrom, err = kubespray.BundledOrMinor(upgradeFrom); err != nil {
 			return &ExitError{Code: 2, Msg: "lint: --upgrade-from: " + err.Error()}
+		}
+		if f := in.UpgradeFrom; f.StandsInFor != "" {
+			fmt.Fprintf(s.ErrOut, "layercheck: warning: --upgrade-from %s is not bundled: %s, the bundled release of its minor, stands in\n", f.StandsInFor, f.Version)
 		}
 	}
 	rep := lint.Run(in)

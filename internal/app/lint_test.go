@@ -280,3 +280,15 @@ func TestLintKubesprayVersionAndRules(t *testing.T) {
 		t.Errorf("--rules: exit %d\n%s", code, out)
 	}
 }
+
+// --upgrade-from a patch release that is not bundled: the bundled release
+// of its minor stands in, with a warning saying so; an unknown minor is a
+// usage error.
+func TestLintUpgradeFromPatchNotBundled(t *testing.T) {
+	out, errOut, code := runCLI(t, "lint", "-i", sample("kubespray-3node"), "--kubespray-version", "v2.30", "--upgrade-from", "v2.29.0", "--format", "json")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	assert.Contains(t, errOut, "layercheck: warning: --upgrade-from v2.29.0 is not bundled: v2.29.1, the bundled release of its minor, stands in")
+	assert.Contains(t, out, `"upgrade-default-changed"`)
+	_, errOut, code = runCLI(t, "lint", "-i", sample("kubespray-3node"), "--upgrade-from", "v2.99.0")
+	assert.Equal(t, 2, code, errOut)
+}

@@ -121,7 +121,7 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "\ncluster layers skipped: %s\n", r.ClusterSkipped)
 	}
 	s := r.Summary
-	fmt.Fprintf(w, "\n%d hosts: %d ok, %d warn, %d failed, %d unreachable: %s\n", s.Hosts, s.OK, s.Warn, s.Failed, s.Unreachable, strings.ToUpper(string(r.Status)))
+	fmt.Fprintf(w, "\n%s: %d ok, %d warn, %d failed, %d unreachable: %s\n", verify.Plural(s.Hosts, "host"), s.OK, s.Warn, s.Failed, s.Unreachable, strings.ToUpper(string(r.Status)))
 }
 
 // WriteMarkdown prints a summary a person pastes into a ticket: the table
@@ -130,7 +130,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	s := r.Summary
 	fmt.Fprintf(w, "## %s: %s\n\n", r.title(), strings.ToUpper(string(r.Status)))
 	if len(r.Hosts) > 0 {
-		fmt.Fprintf(w, "%d hosts: %d ok, %d warn, %d failed, %d unreachable\n\n", s.Hosts, s.OK, s.Warn, s.Failed, s.Unreachable)
+		fmt.Fprintf(w, "%s: %d ok, %d warn, %d failed, %d unreachable\n\n", verify.Plural(s.Hosts, "host"), s.OK, s.Warn, s.Failed, s.Unreachable)
 	}
 	cols := layerColumns(r)
 	if len(r.Hosts) > 0 {

@@ -119,6 +119,8 @@ func FindingLine(f lint.Finding, listed, all int) string {
 			s += fmt.Sprintf(" (%d hosts)", n)
 		case n > listed:
 			s += fmt.Sprintf(" (hosts: %s and %d more)", strings.Join(f.Hosts[:listed], ", "), n-listed)
+		case n == 1:
+			s += " (host: " + f.Hosts[0] + ")"
 		default:
 			s += " (hosts: " + strings.Join(f.Hosts, ", ") + ")"
 		}

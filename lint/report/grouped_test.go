@@ -25,7 +25,7 @@ ERRORS
 string-as-bool (2): ` + ruleSummary("string-as-bool") + `
   group_vars/all.yml:2:15: helm_enabled = "true" (hosts: a, b and 1 more): helm_enabled is the str "true", not a boolean
     fix: helm_enabled: true
-  group_vars/all.yml:3:15: epel_enabled = "no" (hosts: a): m
+  group_vars/all.yml:3:15: epel_enabled = "no" (host: a): m
     fix: epel_enabled: false
 choice (1): ` + ruleSummary("choice") + `
   -e: dns_mode = "x": not a choice
@@ -33,14 +33,14 @@ choice (1): ` + ruleSummary("choice") + `
 
 WARNINGS
 calico-rr (1): ` + ruleSummary("calico-rr") + `
-  inventory.ini:17:2 (hosts: rr1): calico_rr hosts are outside k8s_cluster: rr1`
+  inventory.ini:17:2 (host: rr1): calico_rr hosts are outside k8s_cluster: rr1`
 	assert.Equal(t, want, got)
 	assert.NotContains(t, got, "WHY")
 	verbose := Grouped(rep, 2, 0, true)
 	assert.Equal(t, 1, strings.Count(verbose, "    why: WHY1"))
 	assert.Equal(t, 1, strings.Count(verbose, "    why: WHY2"))
 	assert.Contains(t, Grouped(rep, 2, 3, false), `helm_enabled = "true" (all 3 hosts): `)
-	assert.Contains(t, Grouped(rep, 2, 3, false), `epel_enabled = "no" (hosts: a): `)
+	assert.Contains(t, Grouped(rep, 2, 3, false), `epel_enabled = "no" (host: a): `)
 
 	clean := &lint.Report{Catalogue: "bundled kubespray v2.31.0", Findings: []lint.Finding{}}
 	require.Equal(t, "layercheck lint: 0 errors, 0 warnings (bundled kubespray v2.31.0)", Grouped(clean, 10, 5, true))

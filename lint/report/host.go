@@ -72,9 +72,12 @@ func Line(f lint.Finding, listed int) string {
 			hs = hs[:listed]
 			more = fmt.Sprintf(" and %d more", n-listed)
 		}
-		if len(hs) == 0 {
+		switch {
+		case len(hs) == 0:
 			fmt.Fprintf(&b, " (%d hosts)", n)
-		} else {
+		case n == 1:
+			fmt.Fprintf(&b, " (host: %s)", hs[0])
+		default:
 			fmt.Fprintf(&b, " (hosts: %s%s)", strings.Join(hs, ", "), more)
 		}
 	}

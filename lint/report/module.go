@@ -117,7 +117,7 @@ func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error)
 	}
 	in := lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved, AnsibleCore: series}
 	if o.UpgradeFrom != "" {
-		if in.UpgradeFrom, err = kubespray.Bundled(o.UpgradeFrom); err != nil {
+		if in.UpgradeFrom, err = kubespray.BundledOrMinor(o.UpgradeFrom); err != nil {
 			return nil, fmt.Errorf("upgrade_from: %w", err)
 		}
 	}

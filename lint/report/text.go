@@ -137,7 +137,10 @@ func writeFindings(w io.Writer, r *lint.Report, o TextOptions) {
 		for _, f := range g.fs {
 			pos := ""
 			if f.Location != nil && f.Location.Line > 0 {
-				pos = fmt.Sprintf("%d:%d", f.Location.Line, f.Location.Column)
+				pos = fmt.Sprint(f.Location.Line)
+				if f.Location.Column > 0 {
+					pos += fmt.Sprintf(":%d", f.Location.Column)
+				}
 			}
 			line := FindingLine(lint.Finding{Variable: f.Variable, Value: f.Value, Hosts: f.Hosts, Message: f.Message}, 6, o.AllHosts)
 			fmt.Fprintf(w, "  %s %s %s %s\n", paint(o.Color, ansiDim, fmt.Sprintf("%-6s", pos)),

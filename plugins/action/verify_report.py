@@ -217,8 +217,8 @@ def render(nodes, hosts, cluster, skipped, order, fail_on_warn, table=True, verb
                 say(key, p)
 
     nfail = counts["failed"] + counts["no facts"]
-    summary = "layercheck verify: %d hosts: %d ok, %d warn, %d failed" % (
-        len(hosts), counts["ok"], counts["warn"], nfail)
+    summary = "layercheck verify: %d host%s: %d ok, %d warn, %d failed" % (
+        len(hosts), "" if len(hosts) == 1 else "s", counts["ok"], counts["warn"], nfail)
     if cluster is not None:
         cfail = failed_layers(cluster, fail_on_warn)
         summary += "; cluster: %s" % ("FAIL (%s)" % ", ".join(_ordered(dict.fromkeys(cfail), CLUSTER_ORDER)) if cfail

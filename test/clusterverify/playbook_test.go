@@ -154,7 +154,7 @@ func TestVerifyPlaybookBothModules(t *testing.T) {
 	assert.Len(t, regexp.MustCompile(`(?m)^HOST\s+certificates\s+install\s+kubelet\s+NODE$`).FindAllString(out, -1), 1, "node table once:\n%s", out)
 	assert.Len(t, regexp.MustCompile(`(?m)^CLUSTER\s+nodes\s+kube_system\s+cni\s+addons\s+probe\s+STATUS$`).FindAllString(out, -1), 1, "cluster table once:\n%s", out)
 	assert.Regexp(t, `(?m)^https://\S+\s+ok\s+ok\s+ok\s+ok\s+ok\s+OK$`, out)
-	assert.Regexp(t, `(?m)^layercheck verify: 1 hosts: .*; cluster: OK$`, out)
+	assert.Regexp(t, `(?m)^layercheck verify: 1 host: .*; cluster: OK$`, out)
 	assert.NotContains(t, out, "Origin:")
 	assert.NotRegexp(t, `(?m)^\[(FAIL|ERROR)\]`, out)
 	for _, want := range []string{"Check the node layer by layer", "Check the cluster through its API server"} {
@@ -239,7 +239,7 @@ func TestVerifyPlaybookBrokenCluster(t *testing.T) {
 			}
 			assert.NotContains(t, out, "Origin:")
 			assert.NotContains(t, out, `"results":`)
-			assert.Regexp(t, `(?m)^layercheck verify: 1 hosts: .*; cluster: FAIL \(`, out)
+			assert.Regexp(t, `(?m)^layercheck verify: 1 host: .*; cluster: FAIL \(`, out)
 			if tc.name != "apiserver-stopped" { // nothing to list, nothing was created
 				c.assertNoProbeNamespace(t)
 			}

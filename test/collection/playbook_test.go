@@ -74,7 +74,7 @@ func TestCheckoutPlaybookBrokenInventory(t *testing.T) {
 		"layercheck lint: 2 errors, 0 warnings (",
 		"string-as-bool (2): ",
 		"  group_vars/k8s_cluster/addons.yml:2:15: helm_enabled = \"true\" (all 3 hosts): helm_enabled is the str \"true\", not a boolean\n    fix: helm_enabled: true\n",
-		"  host_vars/node2.yml:2:24: kube_proxy_strict_arp = \"yes\" (hosts: node2): ",
+		"  host_vars/node2.yml:2:24: kube_proxy_strict_arp = \"yes\" (host: node2): ",
 		"fix the errors listed above and run again",
 	} {
 		if !strings.Contains(r.out, want) {

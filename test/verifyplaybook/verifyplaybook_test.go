@@ -159,7 +159,7 @@ func TestVerifyPlaybookHealthyAndCheckMode(t *testing.T) {
 	// report is still one table, with no task source.
 	assert.Len(t, tableHeader.FindAllString(run.Out, -1), 1, "the report's table header, once")
 	assert.NotContains(t, run.Out, "Origin:")
-	assert.Contains(t, run.Out, "layercheck verify: 1 hosts: 0 ok, 1 warn, 0 failed; cluster: skipped")
+	assert.Contains(t, run.Out, "layercheck verify: 1 host: 0 ok, 1 warn, 0 failed; cluster: skipped")
 	assert.NotRegexp(t, `(?m)^\[(FAIL|ERROR)\]`, run.Out, "a healthy node reports no failure")
 	assert.Equal(t, 1, strings.Count(run.Out, "[WARN] node1 etcd service: "), "each warning once")
 	if !strings.Contains(run.Out, "ok=") || strings.Contains(run.Out, "failed=1") {
@@ -282,7 +282,7 @@ func TestVerifyPlaybookBrokenVariants(t *testing.T) {
 			verdict := "layercheck: node1 failed node layer(s) " + tc.layer
 			assert.Equal(t, 1, strings.Count(run.Out, verdict), "the host's one-line verdict %q, once:\n%s", verdict, run.Out)
 			assert.Contains(t, run.Out, "failed=1", "host not failed in the recap")
-			assert.Contains(t, run.Out, "layercheck verify: 1 hosts: 0 ok, 0 warn, 1 failed")
+			assert.Contains(t, run.Out, "layercheck verify: 1 host: 0 ok, 0 warn, 1 failed")
 			if facts := run.Facts["node1"]; facts == nil || layerStatus(facts, tc.layer) != "fail" {
 				t.Errorf("facts: layer %s status %q", tc.layer, layerStatus(run.Facts["node1"], tc.layer))
 			}
