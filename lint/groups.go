@@ -31,11 +31,11 @@ func (c *checkCtx) groupWhere(name string) string {
 			return c.where(g.Pos)
 		}
 		if len(inv.Sources) > 0 {
-			// no such group: the inventory as given, like every location
-			// relative to the inventory directory ("" when it is that
-			// directory: the inventory as a whole)
-			if rel := c.relPath(inv.Sources[0]); rel != "." {
-				return rel
+			// no such group: the inventory file as given, like every
+			// location relative to the inventory directory; "" (the
+			// inventory as a whole) for a directory
+			if src := inv.Sources[0]; !isDir(src) {
+				return c.relPath(src)
 			}
 		}
 	}
