@@ -67,7 +67,7 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 		return fs.usageError(fmt.Sprintf("verify takes no arguments, got %q", fs.fs.Args()))
 	}
 	if len(inv) == 0 {
-		return &ExitError{Code: 2, Msg: "verify: no inventory given (-i)"}
+		return fs.usageError("no inventory given (-i)")
 	}
 	if !contains(fleet.Formats, *format) {
 		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify: --format %q: want %s", *format, strings.Join(fleet.Formats, ", "))}
