@@ -93,6 +93,21 @@ func Grouped(r *lint.Report, listed, all int, why bool) string {
 	return b.String()
 }
 
+// hostsNote is " (host: a)", " (hosts: a, b)", " (hosts: a, b and 3
+// more)" past listed names, or " (5 hosts)" when listed is 0 or less.
+func hostsNote(hosts []string, listed int) string {
+	switch n := len(hosts); {
+	case listed <= 0:
+		return fmt.Sprintf(" (%d hosts)", n)
+	case n > listed:
+		return fmt.Sprintf(" (hosts: %s and %d more)", strings.Join(hosts[:listed], ", "), n-listed)
+	case n == 1:
+		return " (host: " + hosts[0] + ")"
+	default:
+		return " (hosts: " + strings.Join(hosts, ", ") + ")"
+	}
+}
+
 // FindingLine is the first line of a finding in Grouped: where, variable =
 // value, the hosts (abridged to listed names; "all N hosts" when they are
 // all the inventory's all hosts, all > 1) and what is wrong.
@@ -115,14 +130,8 @@ func FindingLine(f lint.Finding, listed, all int) string {
 			s += " (both hosts)"
 		case all > 1 && n == all:
 			s += fmt.Sprintf(" (all %d hosts)", n)
-		case listed <= 0:
-			s += fmt.Sprintf(" (%d hosts)", n)
-		case n > listed:
-			s += fmt.Sprintf(" (hosts: %s and %d more)", strings.Join(f.Hosts[:listed], ", "), n-listed)
-		case n == 1:
-			s += " (host: " + f.Hosts[0] + ")"
 		default:
-			s += " (hosts: " + strings.Join(f.Hosts, ", ") + ")"
+			s += hostsNote(f.Hosts, listed)
 		}
 		s = strings.TrimPrefix(s, " ")
 	}

@@ -65,21 +65,8 @@ func Line(f lint.Finding, listed int) string {
 	if f.Where != "" {
 		b.WriteString(" at " + f.Where)
 	}
-	if n := len(f.Hosts); n > 0 {
-		hs := f.Hosts
-		more := ""
-		if n > listed {
-			hs = hs[:listed]
-			more = fmt.Sprintf(" and %d more", n-listed)
-		}
-		switch {
-		case len(hs) == 0:
-			fmt.Fprintf(&b, " (%d hosts)", n)
-		case n == 1:
-			fmt.Fprintf(&b, " (host: %s)", hs[0])
-		default:
-			fmt.Fprintf(&b, " (hosts: %s%s)", strings.Join(hs, ", "), more)
-		}
+	if len(f.Hosts) > 0 {
+		b.WriteString(hostsNote(f.Hosts, listed))
 	}
 	if f.Message != "" {
 		b.WriteString(": " + f.Message)
