@@ -35,9 +35,13 @@ type InventoryIgnore struct {
 	Source string
 }
 
-// alwaysIgnored is the part of IGNORED that no setting changes: hidden
-// names and the variable directories, which are no inventory sources.
-var alwaysIgnored = regexp.MustCompile(`^\.|^host_vars$|^group_vars$|^vars_plugins$`)
+// alwaysIgnoredParts are the part of IGNORED that no setting changes:
+// hidden names and the variable directories, which are no inventory
+// sources; alwaysIgnored matches them alone.
+var (
+	alwaysIgnoredParts = []string{`^\.`, `^host_vars$`, `^group_vars$`, `^vars_plugins$`}
+	alwaysIgnored      = regexp.MustCompile(strings.Join(alwaysIgnoredParts, "|"))
+)
 
 // Regexp builds the IGNORED regex exactly as ansible-core 2.19's
 // inventory/manager.py does: hidden names, host_vars, group_vars and
@@ -49,8 +53,7 @@ func (ig InventoryIgnore) Regexp() (*regexp.Regexp, error) {
 	if exts == nil {
 		exts = DefaultInventoryIgnoreExts
 	}
-	parts := []string{`^\.`, `^host_vars$`, `^group_vars$`, `^vars_plugins$`}
-	parts = append(parts, ig.Patterns...)
+	parts := append(append([]string(nil), alwaysIgnoredParts...), ig.Patterns...)
 	for _, e := range exts {
 		parts = append(parts, regexp.QuoteMeta(e)+"$")
 	}
