@@ -208,7 +208,9 @@ func hostKeyCallback(t *Target, opts Options) (ssh.HostKeyCallback, []string, er
 	if ip := net.ParseIP(t.Host); ip != nil {
 		probeAddr.IP = ip
 	}
-	if err := check(knownhosts.Normalize(t.Addr()), probeAddr, probeKey{}); err != nil {
+	// The callback takes the dialled "host:port", as ssh passes it; the
+	// normalized form drops port 22, which the callback cannot split.
+	if err := check(t.Addr(), probeAddr, probeKey{}); err != nil {
 		var ke *knownhosts.KeyError
 		if errors.As(err, &ke) {
 			seen := map[string]bool{}
