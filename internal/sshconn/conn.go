@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	shellquote "github.com/kballard/go-shellquote"
 	"github.com/pkg/sftp"
@@ -89,14 +90,21 @@ func (c *Conn) startSFTP(ctx context.Context) error {
 			done <- res{nil, fmt.Errorf("host %s: start sftp-server through sudo: %w", t.Name, err)}
 			return
 		}
-		cl, err := sftp.NewClientPipe(stdout, stdin)
+		head := &headRecorder{r: stdout}
+		cl, err := sftp.NewClientPipe(head, stdin)
 		if err != nil {
 			_ = s.Wait()
+			head.drain()
 			msg := strings.TrimSpace(c.sftpStderr.String())
 			s.Close()
 			hint := ""
 			if strings.Contains(msg, "password is required") || strings.Contains(msg, "a terminal is required") {
 				hint = fmt.Sprintf(": ansible_become needs passwordless sudo for %s (NOPASSWD in sudoers); layercheck never sends a become password", t.User)
+			}
+			if text := head.text(); text != "" {
+				// The account printed text where sftp-server's first packet
+				// was due: its login shell ran no command.
+				hint += fmt.Sprintf(": the account printed %q instead of running the command; its login shell runs no commands (kubespray's adduser role gives the users kube and etcd the shell /sbin/nologin: log in as another user)", text)
 			}
 			done <- res{nil, fmt.Errorf("host %s: sftp-server through sudo -n as %s failed: %v %s%s", t.Name, t.User, err, msg, hint)}
 			return
@@ -293,4 +301,39 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// headRecorder keeps the first bytes read through it, to say what a
+// remote account printed where a protocol was expected.
+type headRecorder struct {
+	r    io.Reader
+	head []byte
+}
+
+func (h *headRecorder) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if room := 200 - len(h.head); room > 0 {
+		h.head = append(h.head, p[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// drain reads what is left of the head, once the remote command has
+// ended (its output is then buffered and ends in EOF).
+func (h *headRecorder) drain() {
+	_, _ = io.Copy(io.Discard, io.LimitReader(h, int64(max(200-len(h.head), 0))))
+}
+
+// text is what was read, when it is a line of printable text.
+func (h *headRecorder) text() string {
+	t := strings.TrimSpace(string(h.head))
+	if t == "" {
+		return ""
+	}
+	for _, r := range t {
+		if r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r == utf8.RuneError) {
+			return ""
+		}
+	}
+	return t
 }
