@@ -120,6 +120,14 @@ resolvConf: "/run/systemd/resolve/resolv.conf"
 	if err := t.WriteFile("/etc/kubernetes/kubelet-config.yaml", []byte(kubelet), 0o644); err != nil {
 		return err
 	}
+	// kubespray's network_plugin/cni role unpacks the CNI plugins; calico's
+	// install-cni container writes its conflist.
+	if err := t.WriteFile("/opt/cni/bin/loopback", []byte("\x7fELF"), 0o755); err != nil {
+		return err
+	}
+	if err := t.WriteFile("/etc/cni/net.d/10-calico.conflist", []byte(`{"name": "k8s-pod-network", "cniVersion": "0.3.1", "plugins": [{"type": "calico"}, {"type": "portmap", "capabilities": {"portMappings": true}}]}`+"\n"), 0o644); err != nil {
+		return err
+	}
 	ca, cert, key := t.EtcdFiles()
 	d := c.EtcdCertDir
 	env := fmt.Sprintf(`# Environment file for etcd 3.6.10

@@ -224,9 +224,14 @@ func (certificatesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, 
 	// Copies outside etcd_cert_dir (trust store, cilium).
 	results = append(results, certCopies(env)...)
 
-	// Expected files.
+	// Expected files: kubeadm's only where kubeadm has run, else one
+	// result says its role has not run.
+	kubeadmDone := kubeadmRan(env)
+	if !kubeadmDone && (o.InGroup("kube_control_plane") || o.InGroup("kube_node")) {
+		results = append(results, roleNotRun(env, kubeadmRole(env), "the kubeadm certificates and kubeconfigs are not checked"))
+	}
 	for _, want := range expectedCertFiles(env) {
-		if env.Exists(want.path) {
+		if env.Exists(want.path) || (want.kubeadm && !kubeadmDone) {
 			continue
 		}
 		f.Missing = append(f.Missing, want.path)
@@ -718,7 +723,11 @@ func opensslName(raw []byte) string {
 	return strings.Join(parts, ", ")
 }
 
-type wantFile struct{ path, why, fix string }
+type wantFile struct {
+	path, why, fix string
+	// kubeadm: laid down by kubeadm (init or join), not make-ssl-etcd.sh.
+	kubeadm bool
+}
 
 // expectedCertFiles lists what kubespray v2.31.0 puts on a host of the
 // groups the host is in.
@@ -734,30 +743,30 @@ func expectedCertFiles(env *Env) []wantFile {
 	etcdFix := "re-run kubespray's cluster.yml with --tags etcd: make-ssl-etcd.sh on " + first + " recreates missing etcd certificates and kubespray copies them to the etcd and control-plane hosts"
 	cp := o.InGroup("kube_control_plane")
 	if cp || o.InGroup("kube_node") {
-		out = append(out, wantFile{path.Join(o.KubeCertDir, "ca.crt"), "cluster CA every node trusts", kubeFix},
-			wantFile{path.Join(o.KubeConfigDir, "kubelet.conf"), "kubelet's kubeconfig", "re-run kubespray's cluster.yml for this host (kubeadm join writes kubelet.conf)"})
+		out = append(out, wantFile{path.Join(o.KubeCertDir, "ca.crt"), "cluster CA every node trusts", kubeFix, true},
+			wantFile{path.Join(o.KubeConfigDir, "kubelet.conf"), "kubelet's kubeconfig", "re-run kubespray's cluster.yml for this host (kubeadm join writes kubelet.conf)", true})
 	}
 	if cp {
 		for _, n := range []string{"ca.key", "apiserver.crt", "apiserver.key", "apiserver-kubelet-client.crt", "apiserver-kubelet-client.key",
 			"front-proxy-ca.crt", "front-proxy-ca.key", "front-proxy-client.crt", "front-proxy-client.key", "sa.key", "sa.pub"} {
-			out = append(out, wantFile{path.Join(o.KubeCertDir, n), "kubeadm control-plane PKI", kubeFix})
+			out = append(out, wantFile{path.Join(o.KubeCertDir, n), "kubeadm control-plane PKI", kubeFix, true})
 		}
 		for _, n := range []string{"admin.conf", "controller-manager.conf", "scheduler.conf"} {
-			out = append(out, wantFile{path.Join(o.KubeConfigDir, n), "kubeadm kubeconfig", kubeFix})
+			out = append(out, wantFile{path.Join(o.KubeConfigDir, n), "kubeadm kubeconfig", kubeFix, true})
 		}
 		if o.EtcdDeploymentType == "kubeadm" {
 			for _, n := range []string{"etcd/ca.crt", "etcd/server.crt", "etcd/peer.crt", "etcd/healthcheck-client.crt", "apiserver-etcd-client.crt"} {
-				out = append(out, wantFile{path.Join(o.KubeCertDir, n), "kubeadm-managed etcd PKI", kubeFix})
+				out = append(out, wantFile{path.Join(o.KubeCertDir, n), "kubeadm-managed etcd PKI", kubeFix, true})
 			}
 		} else if h != "" {
 			for _, n := range []string{"ca.pem", "node-" + h + ".pem", "node-" + h + "-key.pem"} {
-				out = append(out, wantFile{path.Join(o.EtcdCertDir, n), "the apiserver's etcd client certificate (kubeadm-config.yaml etcd.external)", etcdFix})
+				out = append(out, wantFile{path.Join(o.EtcdCertDir, n), "the apiserver's etcd client certificate (kubeadm-config.yaml etcd.external)", etcdFix, false})
 			}
 		}
 	}
 	if o.InGroup("etcd") && o.EtcdDeploymentType != "kubeadm" && h != "" {
 		for _, n := range []string{"ca.pem", "member-" + h + ".pem", "member-" + h + "-key.pem", "admin-" + h + ".pem", "admin-" + h + "-key.pem"} {
-			out = append(out, wantFile{path.Join(o.EtcdCertDir, n), "etcd member certificates named in /etc/etcd.env", etcdFix})
+			out = append(out, wantFile{path.Join(o.EtcdCertDir, n), "etcd member certificates named in /etc/etcd.env", etcdFix, false})
 		}
 	}
 	seen := map[string]bool{}

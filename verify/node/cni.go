@@ -67,6 +67,9 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		}
 		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", verify.PathErr(err))
 	}
+	if p := o.KubeNetworkPlugin; p != "none" && p != "cni" && !roleRan(env, roleNetworkPlugin) {
+		return []verify.Result{roleNotRun(env, roleNetworkPlugin, "the "+p+" interfaces and ports are not checked")}, f, nil
+	}
 	have := map[string]bool{}
 	for _, e := range ents {
 		have[e.Name()] = true

@@ -306,6 +306,14 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		clusterIPs = append(clusterIPs, nodelocal)
 	}
 
+	// Where kubelet never ran, nothing of cluster DNS can answer here and
+	// kubelet has no clusterDNS: one result says so; the host's resolver
+	// files are still judged (kubespray points kubelet's resolvConf at them).
+	kubeletDone := roleRan(env, roleNode)
+	if !kubeletDone {
+		add(roleNotRun(env, roleNode, "cluster DNS ("+strings.Join(clusterIPs, ", ")+") is not queried from this host and kubelet's clusterDNS is not checked"))
+	}
+
 	// Live queries, concurrently.
 	type tier struct{ name, ip, remedy string }
 	var tiers []tier
@@ -322,6 +330,9 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	if mode == "manual" {
 		tiers = append(tiers, tier{"manual", o.ManualDNSServer,
 			fmt.Sprintf("dns_mode manual: kubespray deploys no cluster DNS; the DNS service you run must answer on manual_dns_server %s (kubectl get svc -A | grep %s)", o.ManualDNSServer, o.ManualDNSServer)})
+	}
+	if !kubeletDone {
+		tiers = nil
 	}
 	facts.Tiers = make([]DNSTierFacts, len(tiers))
 	var wg sync.WaitGroup
@@ -342,13 +353,30 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	if kcDir == "" {
 		kcDir = "/etc/kubernetes"
 	}
-	kc := dnsCheckKubelet(env, kcDir+"/kubelet-config.yaml", mode, o.EnableNodelocaldns, nodelocal, clusterIPs, domain, add)
+	var kc *DNSKubelet
+	if kubeletDone {
+		kc = dnsCheckKubelet(env, kcDir+"/kubelet-config.yaml", mode, o.EnableNodelocaldns, nodelocal, clusterIPs, domain, add)
+	}
 	facts.Kubelet = kc
 
 	// Resolver files.
+	var host *DNSResolvConf
+	if data, err := env.Read("/etc/resolv.conf"); err == nil {
+		rc := ParseDNSResolvConf(data)
+		rc.Path = "/etc/resolv.conf"
+		host = &rc
+	}
+	facts.HostResolvConf = host
+	facts.HostPath = dnsHostPath(env, host)
 	podPath := "/etc/resolv.conf"
-	if kc != nil {
+	switch {
+	case kc != nil:
 		podPath = kc.ResolvConf
+	case !kubeletDone && facts.HostPath.Origin == "systemd-resolved stub" && env.Exists(resolvedUpstream):
+		// What kubelet will be given: kubespray's kube_resolv_conf is
+		// systemd-resolved's own file on the hosts that use its stub
+		// (roles/kubernetes/node/vars/ubuntu-*.yml, fedora.yml).
+		podPath = resolvedUpstream
 	}
 	var pod *DNSResolvConf
 	var podErr error
@@ -362,18 +390,10 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		}
 	}
 	facts.PodResolvConf = pod
-	var host *DNSResolvConf
-	if data, err := env.Read("/etc/resolv.conf"); err == nil {
-		rc := ParseDNSResolvConf(data)
-		rc.Path = "/etc/resolv.conf"
-		host = &rc
-	}
-	facts.HostResolvConf = host
 	if data, err := env.Read(dnsResolvedDropIn); err == nil {
 		facts.SystemdResolved = ParseResolvedConf(data)
 		facts.SystemdResolved.Path = dnsResolvedDropIn
 	}
-	facts.HostPath = dnsHostPath(env, host)
 	for _, r := range dnsResolverChecks(o, mode, clusterIPs, nodelocal, skydns, podPath, pod, podErr, host, facts.SystemdResolved) {
 		if r.Check == "pod_resolv_conf" && r.Status == verify.StatusFail && r.Remediation == dnsRemedyLoopback {
 			if why := loopbackOrigin(env, podPath, facts.HostPath); why != "" {

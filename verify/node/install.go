@@ -172,6 +172,8 @@ func (installLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, 
 	if o.InGroup("kube_control_plane") {
 		data, err := env.Read(f.KubeadmConfigPath)
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && !roleRan(env, roleControlPlane):
+			results = append(results, roleNotRun(env, roleControlPlane, "the kubeadm configuration is not compared with the inventory"))
 		case errors.Is(err, fs.ErrNotExist):
 			f.Missing = append(f.Missing, f.KubeadmConfigPath)
 			results = append(results, verify.Result{Check: "kubeadm_config", Status: verify.StatusFail,

@@ -91,6 +91,9 @@ func (kubeletLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, 
 		return nil, nil, fmt.Errorf("%w: %s is not a Kubernetes node (kube_control_plane / kube_node)", verify.ErrNotApplicable, host)
 	}
 	f := &KubeletFacts{ConfigPath: KubeletConfigPath, ResolvConfNameservers: []string{}}
+	if !roleRan(env, roleNode) {
+		return []verify.Result{roleNotRun(env, roleNode, "kubelet is not checked")}, f, nil
+	}
 	rerun := "re-run kubespray's cluster.yml for this host (roles/kubernetes/node renders " + KubeletConfigPath + ")"
 	kc, err := LoadKubeletConfig(env)
 	if errors.Is(err, fs.ErrNotExist) {
