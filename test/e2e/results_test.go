@@ -1,0 +1,135 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layercheck/layercheck/verify"
+)
+
+// results is what `make e2e` records in test/e2e/RESULTS.md (or
+// $LAYERCHECK_E2E_RESULTS): per release, each stage's wall time, each
+// layer's verdict on the healthy nodes, and what found each break.
+type results struct {
+	start    time.Time
+	releases []*releaseResult
+}
+
+type releaseResult struct {
+	r       release
+	Stages  []stageResult
+	Recap   string
+	Healthy map[string]map[string]verify.Status
+	Breaks  []*breakResult
+}
+
+type stageResult struct {
+	Name     string
+	Duration time.Duration
+	OK       bool
+}
+
+type breakResult struct {
+	Name, Host, Layer string
+	Want              verify.Status
+	YML, CLI          string
+	Duration          time.Duration
+}
+
+func (res *results) release(r release) *releaseResult {
+	if res.start.IsZero() {
+		res.start = time.Now()
+	}
+	rr := &releaseResult{r: r}
+	res.releases = append(res.releases, rr)
+	return rr
+}
+
+// timed runs f as a stage and records its wall time; a stage that stops
+// the test (t.Fatal) is recorded as failed.
+func (rr *releaseResult) timed(name string, f func()) {
+	start := time.Now()
+	i := len(rr.Stages)
+	rr.Stages = append(rr.Stages, stageResult{Name: name})
+	f()
+	rr.Stages[i].Duration = time.Since(start)
+	rr.Stages[i].OK = true
+}
+
+func (res *results) write(t *testing.T) {
+	if len(res.releases) == 0 {
+		return
+	}
+	path := os.Getenv("LAYERCHECK_E2E_RESULTS")
+	if path == "" {
+		path = filepath.Join(repoRoot, "test", "e2e", "RESULTS.md")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# End-to-end results: kubespray's own roles on node machines, then verify\n\n")
+	fmt.Fprintf(&b, "Written by `make e2e` (test/e2e) on %s, %d cores, %s/%s; total %s.\n\n",
+		res.start.UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, fmtDuration(time.Since(res.start)))
+	b.WriteString("Three Debian 12 machines (systemd-nspawn, each in a network namespace of its own on a lab bridge;\n" +
+		"see test/nodes/nodes.sh). kubespray runs from its release tree with the ansible its requirements.txt pins,\n" +
+		"offline: etcd is built from go.etcd.io/etcd and served from a local files_repo, with its checksum in the\n" +
+		"inventory. The stage is cluster.yml's plays up to and including \"Install etcd\" (boilerplate with\n" +
+		"validate_inventory, facts with bootstrap_os, preinstall, kubespray's download role for etcd alone, the etcd role\n" +
+		"with `etcd_deployment_type: host`). `enable_nodelocaldns: false`: this kernel has no dummy module.\n\n")
+	for _, rr := range res.releases {
+		fmt.Fprintf(&b, "## kubespray %s, etcd %s\n\n", rr.r.Name, rr.r.EtcdVersion)
+		fmt.Fprintf(&b, "etcd %s: %s.\n\n", rr.r.EtcdVersion, rr.r.EtcdWhy)
+		b.WriteString("| stage | wall time | result |\n|---|---|---|\n")
+		for _, s := range rr.Stages {
+			ok := "ok"
+			if !s.OK {
+				ok = "FAILED"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", s.Name, fmtDuration(s.Duration), ok)
+		}
+		if rr.Recap != "" {
+			fmt.Fprintf(&b, "\nkubespray's recap:\n\n```\n%s\n```\n", rr.Recap)
+		}
+		if len(rr.Healthy) > 0 {
+			b.WriteString("\nEach layer on the healthy nodes (verify.yml and `layercheck verify` agree):\n\n")
+			hosts := sortedKeys(rr.Healthy)
+			layers := sortedKeys(rr.Healthy[hosts[0]])
+			b.WriteString("| host | " + strings.Join(layers, " | ") + " |\n|---|" + strings.Repeat("---|", len(layers)) + "\n")
+			for _, h := range hosts {
+				row := []string{h}
+				for _, l := range layers {
+					row = append(row, string(rr.Healthy[h][l]))
+				}
+				b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+			}
+		}
+		if len(rr.Breaks) > 0 {
+			b.WriteString("\nBreaks, seeded one at a time:\n\n| break | expected | verify.yml | layercheck verify |\n|---|---|---|---|\n")
+			for _, br := range rr.Breaks {
+				fmt.Fprintf(&b, "| %s | %s %s %s | %s | %s |\n", br.Name, br.Host, br.Layer, br.Want, cell(br.YML), cell(br.CLI))
+			}
+		}
+		b.WriteString("\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Errorf("results: %v", err)
+	} else {
+		t.Logf("results written to %s", path)
+	}
+}
+
+func cell(s string) string {
+	if s == "" {
+		return "not run"
+	}
+	s = strings.ReplaceAll(s, "|", `\|`)
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}
