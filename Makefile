@@ -20,7 +20,7 @@ PYTHON ?= python3
 ANSIBLE_LINT_VERSION := 26.10.1
 ANSIBLE_LINT_VENV := .venvs/ansible-lint
 
-.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness ssh-deps lint-ansible sanity
+.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness ssh-deps lint-ansible sanity nodes-up nodes-down test-nodes e2e
 
 all: build
 
@@ -151,6 +151,30 @@ $(ANSIBLE_LINT_VENV)/.ansible-lint-$(ANSIBLE_LINT_VERSION):
 # why; tests/sanity/ignore-2.19.txt lists what is left, with reasons.
 sanity: collection
 	./scripts/sanity.sh
+
+# Node machines for the end-to-end tests (test/nodes/nodes.sh): NODES
+# Debian 12 systemd-nspawn machines in a lab network namespace, with sshd,
+# a sudo user and an inventory. Needs root; the root filesystem is built
+# once into ~/.cache/layercheck/nodes.
+NODES ?= 3
+nodes-up:
+	./test/nodes/nodes.sh up $(NODES)
+nodes-down:
+	./test/nodes/nodes.sh down
+# The harness's own test: two machines up, ssh, sudo, modprobe, up again,
+# down leaves nothing (CI runs it; a cold root filesystem takes minutes).
+test-nodes:
+	$(GO) test -tags nodes -count=1 -timeout 30m ./test/nodes
+
+# kubespray's own roles (boilerplate, facts, preinstall, etcd) run offline on
+# three node machines for each release in test/e2e, then verify.yml and
+# layercheck verify on the healthy nodes and with breaks seeded; writes
+# test/e2e/RESULTS.md. Reads ../shared/kubespray-full; builds etcd and the
+# releases' ansible venvs into ~/.cache/layercheck/e2e the first time.
+# E2E_RELEASES=v2.31.0 runs one release.
+E2E_TIMEOUT ?= 120m
+e2e: build
+	LAYERCHECK_E2E_RELEASES=$(E2E_RELEASES) $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e
 
 vet:
 	$(GO) vet ./...
