@@ -7,11 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/layercheck/layercheck/internal/fleet"
+	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/lint/report"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/verify/cluster"
 )
 
 func init() {
@@ -20,7 +25,10 @@ func init() {
 
 const lintAbout = `Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
 it: booleans written as strings, kubespray's choices and asserts, networks,
-groups, misspelt and removed variables, and trade-offs.
+groups, misspelt and removed variables, and trade-offs. With --kubeconfig
+or --cluster-from first-control-plane it also compares the inventory and
+the target release with the running cluster (before upgrade-cluster.yml,
+scale.yml or a re-run of cluster.yml): versions, networks, membership.
 
 Findings are grouped by file, then line; each rule's explanation is given
 once (each finding's why with -v). Locations are relative to the current
@@ -63,8 +71,17 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	fs.str(&configFile, "", "config", "FILE", "", "lint configuration (default: .layercheck.yml in the inventory directory, if there)")
 	fs.str(&baselineFile, "", "baseline", "FILE", "", "suppress the findings listed in this baseline: only new findings count")
 	fs.str(&writeBaseline, "", "write-baseline", "FILE", "", "write every finding to this baseline file (then exit 0 unless the lint could not run)")
+	var kubeconfig, clusterFrom string
+	fs.str(&kubeconfig, "", "kubeconfig", "FILE", "", "also compare the inventory with the running cluster, read with this kubeconfig (the cluster-* rules)")
+	fs.str(&clusterFrom, "", "cluster-from", "first-control-plane", "", "also compare with the running cluster, read with admin.conf of the first kube_control_plane host (over SSH, as layercheck verify)")
 	if help, err := fs.parse(args, s); help || err != nil {
 		return err
+	}
+	if clusterFrom != "" && clusterFrom != "first-control-plane" {
+		return fs.usageError(fmt.Sprintf("--cluster-from %q: want first-control-plane", clusterFrom))
+	}
+	if clusterFrom != "" && kubeconfig != "" {
+		return fs.usageError("give --kubeconfig or --cluster-from, not both")
 	}
 	if listRules {
 		for _, r := range lint.Rules() {
@@ -123,6 +140,14 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		}
 		if f := in.UpgradeFrom; f.StandsInFor != "" {
 			fmt.Fprintf(s.ErrOut, "layercheck: warning: --upgrade-from %s is not bundled: %s, the bundled release of its minor, stands in\n", f.StandsInFor, f.Version)
+		}
+	}
+	if kubeconfig != "" || clusterFrom != "" {
+		if in.Cluster, err = readClusterState(ctx, inv, extra, loaded, ev, kubeconfig, clusterFrom != ""); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: cluster: " + err.Error()}
+		}
+		for _, u := range in.Cluster.Unread {
+			fmt.Fprintln(s.ErrOut, "layercheck: warning: cluster: could not read", u)
 		}
 	}
 	rep := lint.Run(in)
@@ -213,4 +238,29 @@ func lintIgnore(env parser.AnsibleCfgEnv) (parser.InventoryIgnore, error) {
 	}
 	ig.Patterns = append(append([]string(nil), ig.Patterns...), parser.KubesprayInventoryIgnorePatterns...)
 	return ig, nil
+}
+
+// readClusterState reads the running cluster for the cluster-* rules, with
+// kubeconfig or, with fromFirstCP, kubespray's admin.conf of the first
+// kube_control_plane host reached over SSH as layercheck verify does.
+func readClusterState(ctx context.Context, sources, extra []string, loaded *parser.Inventory, ev *parser.Map, kubeconfig string, fromFirstCP bool) (*live.State, error) {
+	copts, _, err := ClusterOptions(sources, extra)
+	if err != nil {
+		return nil, err
+	}
+	req := cluster.Request{Options: *copts, Kubeconfig: kubeconfig}
+	if fromFirstCP {
+		hosts, _, err := fleet.Plan(loaded, ev, "")
+		if err != nil {
+			return nil, err
+		}
+		opts := fleet.Options{SSH: sshconn.Options{Timeout: 10 * time.Second}}
+		src, err := firstControlPlane(ctx, hosts, copts.KubeControlPlane, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer src.Close()
+		req.Kubeconfig, req.KubeconfigData, req.Dial = src.Where, src.Kubeconfig, src.Dial
+	}
+	return cluster.ReadStateRequest(ctx, &req)
 }
