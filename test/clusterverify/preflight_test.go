@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/layercheck/layercheck/internal/app"
+	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
 	"github.com/layercheck/layercheck/lint/live"
@@ -256,4 +258,31 @@ func TestPreflightClusterSide(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 4, n, "%s", out.String())
+}
+
+// TestLintRoleWithCluster runs the lint role from the collection with
+// layercheck_lint_cluster (cluster_facts preflight on the controller with
+// the harness kubeconfig, then inventory_lint with its cluster_state): a
+// changed kube_pods_subnet fails the play with the cluster-network finding;
+// the inventory as the cluster runs it passes.
+func TestLintRoleWithCluster(t *testing.T) {
+	srv := preflightWorld(t, nil)
+	coll := t.TempDir()
+	require.NoError(t, testutil.LayOutCollection(coll, "inventory_lint", "cluster_facts"))
+	play := filepath.Join(coll, "lint.yml")
+	require.NoError(t, os.WriteFile(play, []byte("- hosts: all\n  gather_facts: false\n  roles:\n    - role: layercheck.kubespray.lint\n"), 0o644))
+	run := func(vars string) (string, error) {
+		dir := preflightInventory(t, strings.Replace(preflightHosts, "node1\n", "node1 ansible_connection=local ansible_python_interpreter=\"{{ ansible_playbook_python }}\"\n", 1), vars)
+		ev, _ := json.Marshal(map[string]any{"layercheck_lint_cluster": true, "layercheck_lint_cluster_kubeconfig": srv.Kubeconfig,
+			"layercheck_lint_kubespray_version": "master"})
+		return testutil.RunPlaybook(t, dir, testutil.AnsibleEnv("ANSIBLE_COLLECTIONS_PATH="+coll, "ANSIBLE_STDOUT_CALLBACK=default",
+			"ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "tmp")), 3*time.Minute, "-i", filepath.Join(dir, "hosts.ini"), play, "-e", string(ev))
+	}
+	out, err := run("")
+	require.NoError(t, err, "%s", out)
+	assert.NotContains(t, out, "cluster-")
+	out, err = run("kube_pods_subnet: 10.244.0.0/16\n")
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, out, "cluster-network")
+	assert.Contains(t, out, "but the cluster has 10.233.64.0/18 (ConfigMap kube-system/kubeadm-config ClusterConfiguration.networking.podSubnet)")
 }
