@@ -47,7 +47,7 @@ func preflightOptions() cluster.Options {
 // 2.2.3, calico in VXLAN mode with /26 blocks, kube-proxy in ipvs mode,
 // CoreDNS with nodelocaldns, podCIDRs /24 (kube_network_node_prefix), and
 // mutate's changes on top.
-func preflightWorld(t *testing.T, mutate func(w *clustertest.World)) *APIServer {
+func preflightWorld(t testing.TB, mutate func(w *clustertest.World)) *APIServer {
 	t.Helper()
 	proxy := StartConnectProxy(t)
 	srv := StartAPIServer(t, proxy.Addr)
@@ -97,7 +97,7 @@ controllerManager:
 func podCIDR(i int) string { return fmt.Sprintf("10.233.%d.0/24", 64+i) }
 
 // preflightInventory writes hosts (INI) and group_vars/k8s_cluster/k8s-cluster.yml.
-func preflightInventory(t *testing.T, hosts, vars string) string {
+func preflightInventory(t testing.TB, hosts, vars string) string {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "hosts.ini"), []byte(hosts), 0o644))
