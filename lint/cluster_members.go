@@ -11,7 +11,7 @@ import (
 
 func init() {
 	registerRule("cluster-membership", SeverityWarning,
-		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), a control-plane host without kubeadm's control-plane taint",
+		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), a control-plane host without kubeadm's control-plane taint, etcd members holding the name or peer URL of a host being (re)added (error), members no etcd host accounts for, learners",
 		checkClusterMembers)
 	otherSeverity["cluster-membership"] = []Severity{SeverityError, SeverityInfo}
 }
@@ -22,8 +22,12 @@ const controlPlaneTaint = "node-role.kubernetes.io/control-plane:NoSchedule"
 
 func checkClusterMembers(c *checkCtx) []Finding {
 	st := c.in.Cluster
-	if st == nil || unread(st, "Nodes") {
+	if st == nil {
 		return nil
+	}
+	out := c.etcdMembers(st)
+	if unread(st, "Nodes") {
+		return out
 	}
 	byName := make(map[string]*live.Node, len(st.Nodes))
 	for i := range st.Nodes {
@@ -42,7 +46,6 @@ func checkClusterMembers(c *checkCtx) []Finding {
 		}
 		return h
 	}
-	var out []Finding
 	var added []string
 	listed := make(map[string]bool, len(cluster))
 	for _, h := range cluster {

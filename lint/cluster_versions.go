@@ -9,7 +9,7 @@ import (
 
 func init() {
 	registerRule("cluster-version", SeverityError,
-		"with the live cluster: kube_version more than one minor ahead of the running control plane or behind it, kubelets the target would leave newer than the API server or more than 3 minors behind, a container runtime other than container_manager or newer than the target containerd_version",
+		"with the live cluster: kube_version more than one minor ahead of the running control plane or behind it, kubelets the target would leave newer than the API server or more than 3 minors behind, a container runtime other than container_manager or newer than the target containerd_version, etcd members newer than etcd_version",
 		checkClusterVersions)
 }
 
@@ -73,6 +73,7 @@ func checkClusterVersions(c *checkCtx) []Finding {
 		out = append(out, c.kubeletSkew(t, tv, st, cp, cpOK)...)
 	}
 	out = append(out, c.runtimeVersions(st)...)
+	out = append(out, c.etcdVersions(st)...)
 	return out
 }
 

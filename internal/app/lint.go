@@ -74,8 +74,18 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	var kubeconfig, clusterFrom string
 	fs.str(&kubeconfig, "", "kubeconfig", "FILE", "", "also compare the inventory with the running cluster, read with this kubeconfig (the cluster-* rules)")
 	fs.str(&clusterFrom, "", "cluster-from", "first-control-plane", "", "also compare with the running cluster, read with admin.conf of the first kube_control_plane host (over SSH, as layercheck verify)")
+	var etcd cluster.EtcdAccess
+	var etcdEndpoints multiFlag
+	fs.multi(&etcdEndpoints, "", "etcd-endpoint", "URL", "with --kubeconfig: also read etcd's members and their versions through this client URL (repeatable; the first that answers)")
+	fs.str(&etcd.CACert, "", "etcd-cacert", "FILE", "", "CA of etcd's client URLs (kubespray: /etc/ssl/etcd/ssl/ca.pem)")
+	fs.str(&etcd.Cert, "", "etcd-cert", "FILE", "", "etcd client certificate (kubespray: /etc/ssl/etcd/ssl/admin-<host>.pem)")
+	fs.str(&etcd.Key, "", "etcd-key", "FILE", "", "its key (kubespray: /etc/ssl/etcd/ssl/admin-<host>-key.pem)")
 	if help, err := fs.parse(args, s); help || err != nil {
 		return err
+	}
+	etcd.Endpoints = etcdEndpoints
+	if len(etcd.Endpoints) > 0 && kubeconfig == "" {
+		return fs.usageError("--etcd-endpoint needs --kubeconfig")
 	}
 	if clusterFrom != "" && clusterFrom != "first-control-plane" {
 		return fs.usageError(fmt.Sprintf("--cluster-from %q: want first-control-plane", clusterFrom))
@@ -143,7 +153,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		}
 	}
 	if kubeconfig != "" || clusterFrom != "" {
-		if in.Cluster, err = readClusterState(ctx, inv, extra, loaded, ev, kubeconfig, clusterFrom != ""); err != nil {
+		if in.Cluster, err = readClusterState(ctx, inv, extra, loaded, ev, kubeconfig, clusterFrom != "", etcd); err != nil {
 			return &ExitError{Code: 2, Msg: "lint: cluster: " + err.Error()}
 		}
 		for _, u := range in.Cluster.Unread {
@@ -242,13 +252,14 @@ func lintIgnore(env parser.AnsibleCfgEnv) (parser.InventoryIgnore, error) {
 
 // readClusterState reads the running cluster for the cluster-* rules, with
 // kubeconfig or, with fromFirstCP, kubespray's admin.conf of the first
-// kube_control_plane host reached over SSH as layercheck verify does.
-func readClusterState(ctx context.Context, sources, extra []string, loaded *parser.Inventory, ev *parser.Map, kubeconfig string, fromFirstCP bool) (*live.State, error) {
+// kube_control_plane host reached over SSH as layercheck verify does; etcd
+// when etcd names its endpoints (with kubeconfig only).
+func readClusterState(ctx context.Context, sources, extra []string, loaded *parser.Inventory, ev *parser.Map, kubeconfig string, fromFirstCP bool, etcd cluster.EtcdAccess) (*live.State, error) {
 	copts, _, err := ClusterOptions(sources, extra)
 	if err != nil {
 		return nil, err
 	}
-	req := cluster.Request{Options: *copts, Kubeconfig: kubeconfig}
+	req := cluster.Request{Options: *copts, Kubeconfig: kubeconfig, EtcdAccess: etcd}
 	if fromFirstCP {
 		hosts, _, err := fleet.Plan(loaded, ev, "")
 		if err != nil {

@@ -13,10 +13,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/layercheck/layercheck/internal/app"
+	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
@@ -285,4 +288,114 @@ func TestLintRoleWithCluster(t *testing.T) {
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, out, "cluster-network")
 	assert.Contains(t, out, "but the cluster has 10.233.64.0/18 (ConfigMap kube-system/kubeadm-config ClusterConfiguration.networking.podSubnet)")
+}
+
+// etcdHosts is the inventory of the etcd preflight: three etcd members on
+// loopback (their peer URLs are https://127.0.0.1:<port>), node1 the
+// control plane.
+const etcdHosts = `[kube_control_plane]
+node1
+[etcd]
+node1
+node2
+node3
+[kube_node]
+node2
+node3
+[all:vars]
+ip=127.0.0.1
+`
+
+// TestPreflightEtcd reads a real three-member etcd (TLS, client
+// certificates from a kubespray-like tree) through its JSON gateway and
+// lints etcd_version and the etcd group against its members and their
+// versions: one finding per change, none for the inventory that matches.
+func TestPreflightEtcd(t *testing.T) {
+	tr, err := testharness.Build(filepath.Join(t.TempDir(), "node1"), testharness.Config{Now: time.Now().Add(-time.Hour), Host: "node1",
+		Hosts: []string{"node1", "node2", "node3"}, IPs: []string{"10.10.0.11", "10.10.0.12", "10.10.0.13"}})
+	require.NoError(t, err)
+	ssl := filepath.Join(tr.Root, "etc/ssl/etcd/ssl")
+	members, _ := testharness.FixtureEtcdMembers(t, ssl)
+	testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
+	srv := preflightWorld(t, nil)
+	access := cluster.EtcdAccess{Endpoints: []string{fmt.Sprintf("https://127.0.0.1:%d", members[0].ClientPort)},
+		CACert: filepath.Join(ssl, "ca.pem"), Cert: filepath.Join(ssl, "admin-node1.pem"), Key: filepath.Join(ssl, "admin-node1-key.pem")}
+	read := func(want int) *live.State {
+		t.Helper()
+		var st *live.State
+		for range 100 { // a fresh cluster may still be electing
+			st, err = cluster.ReadStateRequest(context.Background(), &cluster.Request{Options: preflightOptions(), Kubeconfig: srv.Kubeconfig, Timeout: 10, EtcdAccess: access})
+			require.NoError(t, err)
+			if st.Etcd != nil && len(st.Etcd.Members) == want {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		require.NotNil(t, st.Etcd, "%v", st.Unread)
+		require.Len(t, st.Etcd.Members, want)
+		return st
+	}
+	st := read(3)
+	for _, m := range st.Etcd.Members {
+		assert.Equal(t, "3.7.3", m.Version, "member %s", m.Name)
+	}
+
+	pinned := "etcd_version: \"3.7.3\"\n"
+	cases := []struct {
+		name, hosts, vars string
+		sev               lint.Severity
+		msg               string // "" : no finding
+	}{
+		{name: "matching", hosts: etcdHosts, vars: pinned},
+		{name: "release default downgrades etcd", hosts: etcdHosts, sev: lint.SeverityError,
+			msg: `etcd_version "3.6.14" (kubespray master's default) is older than etcd 3.7.3 that member(s) etcd1, etcd2, etcd3 run`},
+		{name: "host left the etcd group", hosts: strings.Replace(etcdHosts, "node3\n[kube_node]", "[kube_node]", 1), vars: pinned, sev: lint.SeverityWarning,
+			msg: "etcd member etcd3 (peer https://127.0.0.1:"},
+		{name: "host re-added at a new address", hosts: strings.Replace(etcdHosts, "node3\n[kube_node]", "node3 ip=10.10.0.99\n[kube_node]", 1), vars: pinned, sev: lint.SeverityError,
+			msg: "but host node3, which runs as etcd3, is at 10.10.0.99: a stale member of a host being re-added"},
+	}
+	check := func(st *live.State, hosts, vars string, sev lint.Severity, msg string) {
+		t.Helper()
+		fs := clusterFindings(t, preflightInventory(t, hosts, vars), "master", st)
+		if msg == "" {
+			assert.Empty(t, fs)
+			return
+		}
+		require.Len(t, fs, 1, "%+v", fs)
+		t.Logf("%s %s: %s\n  fix: %s", fs[0].Severity, fs[0].Rule, fs[0].Message, fs[0].Fix)
+		assert.Equal(t, sev, fs[0].Severity)
+		assert.Contains(t, fs[0].Message, msg)
+		assert.NotEmpty(t, fs[0].Fix)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { check(st, tc.hosts, tc.vars, tc.sev, tc.msg) })
+	}
+
+	// A learner added and never started (an interrupted member add): it
+	// has the peer URL of a host the inventory is adding, then of none.
+	cfg, err := (&access).TLSConfig()
+	require.NoError(t, err)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{fmt.Sprintf("127.0.0.1:%d", members[0].ClientPort)}, DialTimeout: 5 * time.Second,
+		TLS: cfg, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	defer cli.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err = cli.MemberAddAsLearner(ctx, []string{"https://10.10.0.14:2380"})
+		cancel()
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond) // etcd refuses adds until every member has been up a while
+	}
+	require.NoError(t, err)
+	st = read(4)
+	t.Run("learner of a host being added", func(t *testing.T) {
+		check(st, strings.Replace(etcdHosts, "node3\n[kube_node]", "node3\nnode4 ip=10.10.0.14\n[kube_node]", 1), pinned, lint.SeverityError,
+			"has the peer URL https://10.10.0.14:2380 of host node4")
+	})
+	t.Run("learner of no host", func(t *testing.T) {
+		check(st, etcdHosts, pinned, lint.SeverityWarning, "is a learner that no host of the etcd group accounts for")
+	})
 }

@@ -34,6 +34,7 @@ import (
 type Request struct {
 	Options
 	Probe
+	EtcdAccess
 	// Kubeconfig is the kubeconfig file; empty means kubectl's rules:
 	// $K8S_AUTH_KUBECONFIG, then $KUBECONFIG, then ~/.kube/config.
 	Kubeconfig string `json:"kubeconfig"`

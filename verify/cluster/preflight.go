@@ -19,7 +19,7 @@ import (
 
 // ReadStateRequest loads the kubeconfig, connects as RunRequest does and
 // reads what the lint's cluster rules compare with the inventory (see
-// ReadState). Errors are for bad options, an unreadable kubeconfig or an
+// ReadState), and etcd's members with r.EtcdAccess (ReadEtcd). Errors are for bad options, an unreadable kubeconfig or an
 // API server that does not answer /version.
 func ReadStateRequest(ctx context.Context, r *Request) (*live.State, error) {
 	env, requests, err := r.connect()
@@ -27,10 +27,16 @@ func ReadStateRequest(ctx context.Context, r *Request) (*live.State, error) {
 		return nil, err
 	}
 	st, err := ReadState(ctx, env)
-	if st != nil {
-		st.Requests = requests.Load()
+	if err != nil {
+		return nil, err
 	}
-	return st, err
+	st.Requests = requests.Load()
+	if len(r.Endpoints) > 0 {
+		if st.Etcd, err = ReadEtcd(ctx, &r.EtcdAccess, env.Timeout); err != nil {
+			st.Unread = append(st.Unread, "etcd members: "+err.Error())
+		}
+	}
+	return st, nil
 }
 
 // ReadState reads the cluster once for the lint's preflight: /version, the
