@@ -45,6 +45,7 @@
 //	ansible-type-mismatch  info     Ansible's resolved type differs from ours (module only)
 //	cluster-version        error    with the live cluster (Input.Cluster): kube_version skipping a minor or downgrading, kubelet skew, container runtime, etcd downgrade
 //	cluster-network        error    with the live cluster: pods/service ranges, node prefix, cluster_name, kube-proxy mode, CNI, calico pool, DNS
+//	upgrade-from           info     with the live cluster and no --upgrade-from: the release inferred from the control plane's version, or why not
 //	cluster-membership     warning  with the live cluster: hosts scale.yml adds (info), Nodes the inventory lost, control plane not Ready (error), taints, stale etcd members, learners
 package lint
 
@@ -187,8 +188,13 @@ func Run(in Input) *Report {
 	if in.Inventory != nil {
 		kubespray.ApplyDynamicGroups(in.Inventory)
 	}
+	var note *Finding
+	if in.UpgradeFrom == nil && in.Cluster != nil {
+		in.UpgradeFrom, note = inferUpgradeFrom(in.Cluster, in.Catalogue)
+	}
 	c := newCtx(in)
 	c.rrOutside = outside
+	c.upgradeNote = note
 	r.LocationsRelativeTo = c.multiBase
 	for _, rl := range rules {
 		r.Findings = append(r.Findings, rl.check(c)...)

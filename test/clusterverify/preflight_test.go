@@ -113,11 +113,7 @@ func preflightInventory(t testing.TB, hosts, vars string) string {
 // the cluster-* findings.
 func clusterFindings(t *testing.T, dir, target string, st *live.State) []lint.Finding {
 	t.Helper()
-	inv, err := parser.Load(dir)
-	require.NoError(t, err)
-	cat, err := kubespray.Bundled(target)
-	require.NoError(t, err)
-	rep := lint.Run(lint.Input{Inventory: inv, Catalogue: cat, Cluster: st})
+	rep := lintWith(t, dir, target, st)
 	var out []lint.Finding
 	for _, f := range rep.Findings {
 		if strings.HasPrefix(f.Rule, "cluster-") {
@@ -125,6 +121,26 @@ func clusterFindings(t *testing.T, dir, target string, st *live.State) []lint.Fi
 		}
 	}
 	return out
+}
+
+// lintWith lints dir for the release target against st.
+func lintWith(t testing.TB, dir, target string, st *live.State) *lint.Report {
+	t.Helper()
+	inv, err := parser.Load(dir)
+	require.NoError(t, err)
+	cat, err := kubespray.Bundled(target)
+	require.NoError(t, err)
+	return lint.Run(lint.Input{Inventory: inv, Catalogue: cat, Cluster: st})
+}
+
+// upgradeFrom is the upgrade-from finding's message ("" without one).
+func upgradeFrom(rep *lint.Report) string {
+	for _, f := range rep.Findings {
+		if f.Rule == "upgrade-from" {
+			return f.Message
+		}
+	}
+	return ""
 }
 
 func readState(t *testing.T, srv *APIServer) *live.State {
@@ -150,6 +166,13 @@ func TestPreflightOneFindingPerChange(t *testing.T) {
 	assert.Equal(t, "24", st.KubeadmConfig.NodeCIDRMaskSize)
 	require.NotNil(t, st.IPPool)
 	assert.Equal(t, 26, st.IPPool.BlockSize)
+
+	// Without --upgrade-from the release is read from the control plane:
+	// 1.35.4 is v2.31.0's default, so master is an upgrade from v2.31.0,
+	// and v2.31.0 itself a re-run.
+	assert.Equal(t, "no --upgrade-from: the control plane runs Kubernetes 1.35.4 (Pod kube-system/kube-apiserver-node1 image registry.k8s.io/kube-apiserver:v1.35.4), kubespray v2.31.0's default (1.35.4): the upgrade-* rules judge an upgrade from v2.31.0",
+		upgradeFrom(lintWith(t, preflightInventory(t, preflightHosts, ""), "master", st)))
+	assert.Empty(t, upgradeFrom(lintWith(t, preflightInventory(t, preflightHosts, ""), "v2.31.0", st)))
 
 	cases := []struct {
 		name, hosts, vars string
@@ -247,15 +270,26 @@ func TestPreflightClusterSide(t *testing.T) {
 		`warning cluster-membership: 1 kube_control_plane host(s) not in kube_node lack the taint node-role.kubernetes.io/control-plane:NoSchedule on their Node (spec.taints): node1`,
 	}, got)
 
+	// 1.34.3 is v2.30.0's default: master is two releases on (upgrade-path)
+	rep := lintWith(t, preflightInventory(t, preflightHosts, ""), "master", st)
+	assert.Contains(t, upgradeFrom(rep), "kubespray v2.30.0's default (1.34.3): the upgrade-* rules judge an upgrade from v2.30.0")
+	var path []string
+	for _, f := range rep.Findings {
+		if f.Rule == "upgrade-path" {
+			path = append(path, f.Message)
+		}
+	}
+	assert.Equal(t, []string{"upgrading from kubespray v2.30.0 to master skips 1 minor release(s)"}, path)
+
 	// the same through `layercheck lint --kubeconfig --format json`
 	var out, errOut bytes.Buffer
 	err := app.Run(context.Background(), []string{"lint", "-i", preflightInventory(t, preflightHosts, ""), "--kubespray-version", "master",
 		"--kubeconfig", srv.Kubeconfig, "--format", "json"}, app.Streams{Out: &out, ErrOut: &errOut})
 	require.Error(t, err, "errors found: exit 1")
-	var rep lint.Report
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), "%s\n%s", out.String(), errOut.String())
+	var cli lint.Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &cli), "%s\n%s", out.String(), errOut.String())
 	n := 0
-	for _, f := range rep.Findings {
+	for _, f := range cli.Findings {
 		if strings.HasPrefix(f.Rule, "cluster-") {
 			n++
 		}
