@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/layercheck/layercheck/lint/live"
@@ -11,7 +12,7 @@ import (
 
 func init() {
 	registerRule("cluster-membership", SeverityWarning,
-		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), a control-plane host without kubeadm's control-plane taint, etcd members holding the name or peer URL of a host being (re)added (error), members no etcd host accounts for, learners",
+		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), a control-plane host without kubeadm's control-plane taint, node_labels a Node does not have, node_taints a Node lacks, etcd members holding the name or peer URL of a host being (re)added (error), members no etcd host accounts for, learners",
 		checkClusterMembers)
 	otherSeverity["cluster-membership"] = []Severity{SeverityError, SeverityInfo}
 }
@@ -93,6 +94,7 @@ func checkClusterMembers(c *checkCtx) []Finding {
 		}
 		untainted = append(untainted, h)
 	}
+	out = append(out, c.nodeSettings(byName, nodeName)...)
 	if len(untainted) > 0 {
 		out = append(out, Finding{Rule: "cluster-membership", Severity: SeverityWarning, Hosts: untainted,
 			Message: fmt.Sprintf("%d kube_control_plane host(s) not in kube_node lack the taint %s on their Node (spec.taints): %s", len(untainted), controlPlaneTaint, namesOf(untainted)),
@@ -107,6 +109,97 @@ func firstWords(l []string) []string {
 	out := make([]string, len(l))
 	for i, s := range l {
 		out[i], _, _ = strings.Cut(s, " ")
+	}
+	return out
+}
+
+// nodeSettings compares each host's node_labels and node_taints with its
+// Node: kubespray labels Nodes on every run (roles/kubernetes/node-label,
+// kubectl label --overwrite), so a label that differs changes where pods
+// schedule; node_taints only reach kubelet's --register-with-taints, so a
+// taint the Node lacks is never added to a Node that already exists.
+func (c *checkCtx) nodeSettings(byName map[string]*live.Node, nodeName func(string) string) []Finding {
+	var out []Finding
+	for _, u := range c.uses("node_labels") {
+		if !judged(u.judge) || u.judge.Kind != parser.KindMap || u.judge.Map == nil {
+			continue
+		}
+		var diffs, affected []string
+		seen := map[string]bool{}
+		for _, h := range u.hosts {
+			n := byName[nodeName(h)]
+			if n == nil {
+				continue
+			}
+			for _, k := range u.judge.Map.Keys {
+				v, ok := scalarText(u.judge.Map.Get(k))
+				if !ok {
+					continue
+				}
+				if got, has := n.Labels[k]; !has || got != v {
+					now := "absent"
+					if has {
+						now = strconv.Quote(got)
+					}
+					d := fmt.Sprintf("%s=%s (now %s)", k, v, now)
+					if !seen[d] {
+						seen[d] = true
+						diffs = append(diffs, d)
+					}
+					if len(affected) == 0 || affected[len(affected)-1] != h {
+						affected = append(affected, h)
+					}
+				}
+			}
+		}
+		if len(affected) == 0 {
+			continue
+		}
+		f := c.finding("cluster-membership", SeverityWarning, u)
+		f.Hosts = affected
+		f.Message = fmt.Sprintf("node_labels (%s) differ from the labels of %d Node(s) (Node metadata.labels: %s): %s",
+			c.where(u.ours.Pos), len(affected), namesOf(affected), strings.Join(abridge(diffs, 5), ", "))
+		f.Why = "kubespray labels the Nodes with node_labels on every run (roles/kubernetes/node-label, kubectl label --overwrite): pods whose nodeSelector or affinity uses these labels move or stop scheduling."
+		f.Fix = "set node_labels to the labels the Nodes have, or accept the relabelling: the next run applies them"
+		out = append(out, f)
+	}
+	for _, u := range c.uses("node_taints") {
+		if !judged(u.judge) || u.judge.Kind != parser.KindList {
+			continue
+		}
+		var missing, affected []string
+		seen := map[string]bool{}
+		for _, h := range u.hosts {
+			n := byName[nodeName(h)]
+			if n == nil {
+				continue
+			}
+			lacks := false
+			for _, t := range u.judge.List {
+				want, ok := scalarText(t)
+				if !ok || slices.Contains(n.Taints, want) {
+					continue
+				}
+				lacks = true
+				if !seen[want] {
+					seen[want] = true
+					missing = append(missing, want)
+				}
+			}
+			if lacks {
+				affected = append(affected, h)
+			}
+		}
+		if len(affected) == 0 {
+			continue
+		}
+		f := c.finding("cluster-membership", SeverityWarning, u)
+		f.Hosts = affected
+		f.Message = fmt.Sprintf("node_taints %s (%s) are not on %d Node(s) (Node spec.taints: %s)",
+			strings.Join(missing, ", "), c.where(u.ours.Pos), len(affected), namesOf(affected))
+		f.Why = "kubespray passes node_taints to kubelet's --register-with-taints, which applies them only when a Node registers: on Nodes that exist the taints never appear, and pods they should keep away keep running there."
+		f.Fix = "taint the existing Nodes yourself (kubectl taint node NAME " + strings.Join(missing, " ") + "), or drop them from node_taints"
+		out = append(out, f)
 	}
 	return out
 }

@@ -212,6 +212,11 @@ func TestPreflightOneFindingPerChange(t *testing.T) {
 			msg: "but the cluster has coredns"},
 		{name: "enable_nodelocaldns", hosts: preflightHosts, vars: "enable_nodelocaldns: false\n", rule: "cluster-network", variable: "enable_nodelocaldns", sev: lint.SeverityWarning,
 			msg: "DaemonSet kube-system/nodelocaldns present: true"},
+		{name: "node_labels", hosts: preflightHosts, vars: "node_labels:\n  disk: ssd\n", rule: "cluster-membership", variable: "node_labels", sev: lint.SeverityWarning,
+			msg: "differ from the labels of 3 Node(s) (Node metadata.labels: node1, node2, node3): disk=ssd (now absent)"},
+		{name: "node_labels the Nodes have", hosts: preflightHosts, vars: "node_labels:\n  kubernetes.io/os: linux\n"},
+		{name: "node_taints", hosts: preflightHosts, vars: "node_taints: [\"dedicated=infra:NoSchedule\"]\n", rule: "cluster-membership", variable: "node_taints", sev: lint.SeverityWarning,
+			msg: "node_taints dedicated=infra:NoSchedule (group_vars/k8s_cluster/k8s-cluster.yml:2:14) are not on 3 Node(s) (Node spec.taints: node1, node2, node3)"},
 		{name: "host added", hosts: preflightHosts + "node4\n", rule: "cluster-membership", sev: lint.SeverityInfo,
 			msg: "1 k8s_cluster host(s) have no Node in the cluster (node4): scale.yml"},
 		{name: "host removed", hosts: strings.Replace(preflightHosts, "node3\n", "", 1), rule: "cluster-membership", sev: lint.SeverityWarning,
@@ -234,7 +239,7 @@ func TestPreflightOneFindingPerChange(t *testing.T) {
 			assert.NotEmpty(t, f.Why)
 			assert.NotEmpty(t, f.Fix)
 			if tc.variable != "" {
-				assert.True(t, strings.HasPrefix(f.Where, "group_vars/k8s_cluster/k8s-cluster.yml:2:"), "where %q", f.Where)
+				assert.True(t, strings.HasPrefix(f.Where, "group_vars/k8s_cluster/k8s-cluster.yml:"), "where %q", f.Where)
 			}
 		})
 	}
