@@ -122,7 +122,9 @@ func memberLabel(m live.Member) string {
 
 // etcdHost is an etcd group host as kubespray names and addresses its
 // member: etcd_member_name (default etcd<index in the etcd group>) and
-// etcd_access_address (access_ip, else ip, else ansible_host).
+// etcd_access_address (access_ip, else ip); kubespray's last fallback is
+// the address Ansible's facts show (fallback_ip), which the inventory does
+// not hold, so without these the address is not compared.
 type etcdHost struct {
 	host, member, addr string
 }
@@ -141,7 +143,7 @@ func (c *checkCtx) etcdHosts() []etcdHost {
 		if eh.member == "" {
 			eh.member = "etcd" + strconv.Itoa(i+1)
 		}
-		for _, n := range []string{"etcd_access_address", "access_ip", "etcd_address", "ip", "ansible_host"} {
+		for _, n := range []string{"etcd_access_address", "access_ip", "etcd_address", "ip"} {
 			if eh.addr = str(h, n); eh.addr != "" {
 				break
 			}

@@ -253,13 +253,15 @@ func lintIgnore(env parser.AnsibleCfgEnv) (parser.InventoryIgnore, error) {
 // readClusterState reads the running cluster for the cluster-* rules, with
 // kubeconfig or, with fromFirstCP, kubespray's admin.conf of the first
 // kube_control_plane host reached over SSH as layercheck verify does; etcd
-// when etcd names its endpoints (with kubeconfig only).
+// when etcd names its endpoints, or through that host when it is an etcd
+// host (etcdFromHost).
 func readClusterState(ctx context.Context, sources, extra []string, loaded *parser.Inventory, ev *parser.Map, kubeconfig string, fromFirstCP bool, etcd cluster.EtcdAccess) (*live.State, error) {
 	copts, _, err := ClusterOptions(sources, extra)
 	if err != nil {
 		return nil, err
 	}
 	req := cluster.Request{Options: *copts, Kubeconfig: kubeconfig, EtcdAccess: etcd}
+	unread := ""
 	if fromFirstCP {
 		hosts, _, err := fleet.Plan(loaded, ev, "")
 		if err != nil {
@@ -272,6 +274,41 @@ func readClusterState(ctx context.Context, sources, extra []string, loaded *pars
 		}
 		defer src.Close()
 		req.Kubeconfig, req.KubeconfigData, req.Dial = src.Where, src.Kubeconfig, src.Dial
+		unread = etcdFromHost(&req.EtcdAccess, src, copts)
 	}
-	return cluster.ReadStateRequest(ctx, &req)
+	st, err := cluster.ReadStateRequest(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	if unread != "" {
+		st.Unread = append(st.Unread, unread)
+	}
+	return st, nil
+}
+
+// etcdFromHost sets a to read etcd through the first kube_control_plane
+// host when it is an etcd host of a host-service etcd (kubespray's
+// default): its loopback client URL, reached through the SSH connection,
+// with its admin certificate from etcd_cert_dir, read over SFTP. It says
+// why etcd cannot be read ("" when it can, or when the host is no etcd
+// host).
+func etcdFromHost(a *cluster.EtcdAccess, src *fleet.ClusterSource, o *cluster.Options) string {
+	if (o.EtcdDeploymentType != "" && o.EtcdDeploymentType != "host") || !contains(o.Etcd, src.Host) {
+		return ""
+	}
+	dir := "/etc/ssl/etcd/ssl"
+	a.CACert, a.Cert, a.Key = dir+"/ca.pem", dir+"/admin-"+src.Host+".pem", dir+"/admin-"+src.Host+"-key.pem"
+	var err error
+	for _, f := range []struct {
+		p   string
+		out *[]byte
+	}{{a.CACert, &a.CAData}, {a.Cert, &a.CertData}, {a.Key, &a.KeyData}} {
+		if *f.out, err = src.ReadFile(f.p); err != nil {
+			a.CAData, a.CertData, a.KeyData = nil, nil, nil
+			return "etcd members: " + err.Error()
+		}
+	}
+	a.Endpoints = []string{"https://127.0.0.1:2379"}
+	a.Dial = src.Dial
+	return ""
 }

@@ -85,8 +85,10 @@ func standInAPIServer(t *testing.T, node *simNode) (users func() []string) {
 // TestLintClusterFromFirstControlPlane: layercheck lint --cluster-from
 // first-control-plane reads the cluster as verify does (admin.conf over
 // SFTP, the API server through node1's SSH connection): the control
-// plane's /version gives the release upgraded from, and what the stand-in
-// does not serve is said as unread, not an error.
+// plane's /version gives the release upgraded from, etcd's members are
+// read through the same host (a default etcd_version older than theirs is
+// a downgrade), and what the stand-in does not serve is said as unread,
+// not an error.
 func TestLintClusterFromFirstControlPlane(t *testing.T) {
 	f := newFleet(t, 1, fleetOpts{})
 	users := standInAPIServer(t, f.node("node1"))
@@ -100,11 +102,19 @@ func TestLintClusterFromFirstControlPlane(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String()+errOut.String())
 	var from string
+	var cluster []string
 	for _, fd := range rep.Findings {
 		if fd.Rule == "upgrade-from" {
 			from = fd.Message
 		}
+		if strings.HasPrefix(fd.Rule, "cluster-") {
+			cluster = append(cluster, fd.Rule+": "+fd.Message)
+		}
 	}
+	// etcd read through node1 too: its loopback client URL through the
+	// SSH connection, its admin certificate over SFTP
+	require.Equal(t, []string{`cluster-version: etcd_version "3.6.14" (kubespray master's default) is older than etcd 3.7.3 that member(s) etcd1 run (etcd Maintenance.Status version at https://127.0.0.1:2379): an etcd downgrade`}, cluster,
+		"%s", errOut.String())
 	require.Contains(t, from, "the control plane runs Kubernetes 1.35.4 (GET /version gitVersion v1.35.4-standin at https://10.10.0.11:6443), kubespray v2.31.0's default")
 	require.Contains(t, errOut.String(), "layercheck: warning: cluster: could not read Nodes")
 	require.Contains(t, users(), "kubernetes-admin")

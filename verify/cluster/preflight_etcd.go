@@ -24,13 +24,23 @@ type EtcdAccess struct {
 	CACert    string   `json:"etcd_cacert"`
 	Cert      string   `json:"etcd_cert"`
 	Key       string   `json:"etcd_key"`
+	// CAData, CertData and KeyData, when set, are the files' contents
+	// (read elsewhere, e.g. over SFTP from an etcd host); the paths then
+	// only name them.
+	CAData, CertData, KeyData []byte `json:"-"`
+	// Dial, when set, opens the connections to the client URLs (e.g.
+	// through an SSH connection to an etcd host).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error) `json:"-"`
 }
 
 // TLSConfig loads the client certificate and the CA.
 func (a *EtcdAccess) TLSConfig() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if a.CACert != "" {
-		pem, err := os.ReadFile(a.CACert)
+	if a.CACert != "" || a.CAData != nil {
+		pem, err := a.CAData, error(nil)
+		if pem == nil {
+			pem, err = os.ReadFile(a.CACert)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("option etcd_cacert: %v", err)
 		}
@@ -40,7 +50,13 @@ func (a *EtcdAccess) TLSConfig() (*tls.Config, error) {
 		}
 	}
 	if a.Cert != "" || a.Key != "" {
-		pair, err := tls.LoadX509KeyPair(a.Cert, a.Key)
+		var pair tls.Certificate
+		var err error
+		if a.CertData != nil && a.KeyData != nil {
+			pair, err = tls.X509KeyPair(a.CertData, a.KeyData)
+		} else {
+			pair, err = tls.LoadX509KeyPair(a.Cert, a.Key)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("options etcd_cert, etcd_key: %v", err)
 		}
@@ -61,7 +77,7 @@ func ReadEtcd(ctx context.Context, a *EtcdAccess, timeout time.Duration) (*live.
 	var errs []string
 	for _, ep := range a.Endpoints {
 		var ml etcdgw.MemberListResponse
-		gw, err := etcdGateway(ep, cfg, timeout)
+		gw, err := etcdGateway(ep, cfg, timeout, a.Dial)
 		if err == nil {
 			err = gw.Call(ctx, "/v3/cluster/member/list", map[string]bool{"linearizable": true}, &ml)
 			gw.Close()
@@ -74,7 +90,7 @@ func ReadEtcd(ctx context.Context, a *EtcdAccess, timeout time.Duration) (*live.
 		for _, m := range ml.Members {
 			lm := live.Member{Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner}
 			if len(m.ClientURLs) > 0 {
-				if g, err := etcdGateway(m.ClientURLs[0], cfg, timeout); err == nil {
+				if g, err := etcdGateway(m.ClientURLs[0], cfg, timeout, a.Dial); err == nil {
 					var st etcdgw.StatusResponse
 					if g.Call(ctx, "/v3/maintenance/status", struct{}{}, &st) == nil {
 						lm.Version = st.Version
@@ -89,8 +105,9 @@ func ReadEtcd(ctx context.Context, a *EtcdAccess, timeout time.Duration) (*live.
 	return nil, fmt.Errorf("no etcd endpoint answered: %v", errs)
 }
 
-// etcdGateway asks client URL u directly (TLS with cfg for https).
-func etcdGateway(u string, cfg *tls.Config, timeout time.Duration) (*etcdgw.Gateway, error) {
+// etcdGateway asks client URL u (TLS with cfg for https), through dial
+// when set, else directly.
+func etcdGateway(u string, cfg *tls.Config, timeout time.Duration, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*etcdgw.Gateway, error) {
 	pu, err := url.Parse(u)
 	if err != nil || pu.Host == "" {
 		return nil, fmt.Errorf("%q is not a client URL", u)
@@ -101,12 +118,29 @@ func etcdGateway(u string, cfg *tls.Config, timeout time.Duration) (*etcdgw.Gate
 	}
 	c := cfg.Clone()
 	c.ServerName = pu.Hostname()
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: timeout}).DialContext
+	}
+	plain := func(ctx context.Context) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return dial(ctx, "tcp", host)
+	}
 	return etcdgw.New(u, host, etcdgw.Dialer{
-		Dial: func(ctx context.Context) (net.Conn, error) {
-			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", host)
-		},
+		Dial: plain,
 		DialTLS: func(ctx context.Context) (net.Conn, error) {
-			return (&tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: c}).DialContext(ctx, "tcp", host)
+			raw, err := plain(ctx)
+			if err != nil {
+				return nil, err
+			}
+			tc := tls.Client(raw, c)
+			hctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			if err := tc.HandshakeContext(hctx); err != nil {
+				raw.Close()
+				return nil, err
+			}
+			return tc, nil
 		},
 	}, nil, timeout), nil
 }
