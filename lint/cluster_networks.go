@@ -113,6 +113,9 @@ func (c *checkCtx) calicoPool(st *live.State, compare func(string, liveField, fu
 		obj := "IPPool " + p.Name + " (crd.projectcalico.org/v1) spec."
 		compare("calico_ipip_mode", liveField{p.IPIPMode, obj + "ipipMode"}, equal, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.", "")
 		compare("calico_vxlan_mode", liveField{p.VXLANMode, obj + "vxlanMode"}, equal, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.", "")
+		// calico_pool_cidr when set (unset it is kube_pods_subnet, judged
+		// against kubeadm-config above)
+		compare("calico_pool_cidr", liveField{p.CIDR, obj + "cidr"}, inCIDRList, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.", "")
 		if p.BlockSize > 0 {
 			compare("calico_pool_blocksize", liveField{strconv.Itoa(p.BlockSize), obj + "blockSize"}, equal, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.", "")
 		}
