@@ -43,6 +43,10 @@
 //	upgrade-ansible        info     --upgrade-from: the ansible-core range to move to
 //	version                error    kube_version/etcd/containerd/calico version the release has no checksums for, below its minimum, or v-prefix mismatch
 //	ansible-type-mismatch  info     Ansible's resolved type differs from ours (module only)
+//	cluster-version        error    with the live cluster (Input.Cluster): kube_version skipping a minor or downgrading, kubelet skew, container runtime, etcd downgrade
+//	cluster-network        error    with the live cluster: pods/service ranges, node prefix, cluster_name, kube-proxy mode, CNI, calico pool, DNS
+//	upgrade-from           info     with the live cluster and no --upgrade-from: the release inferred from the control plane's version, or why not
+//	cluster-membership     warning  with the live cluster: hosts scale.yml adds (info), Nodes the inventory lost, control plane not Ready (error), taints, stale etcd members, learners
 package lint
 
 import (
@@ -52,6 +56,7 @@ import (
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -165,6 +170,10 @@ type Input struct {
 	// Below 2.19 a string boolean is not an error in Ansible: string-as-bool
 	// then says what kubespray really does with it (see ansibleVerdict).
 	AnsibleCore string
+	// Cluster, when set, is the running cluster (read by
+	// verify/cluster.ReadState): the cluster-* rules compare the inventory
+	// and the target release with it (see cluster.go).
+	Cluster *live.State
 }
 
 // Run applies every rule and returns the findings sorted by severity, then
@@ -179,8 +188,13 @@ func Run(in Input) *Report {
 	if in.Inventory != nil {
 		kubespray.ApplyDynamicGroups(in.Inventory)
 	}
+	var note *Finding
+	if in.UpgradeFrom == nil && in.Cluster != nil {
+		in.UpgradeFrom, note = inferUpgradeFrom(in.Cluster, in.Catalogue)
+	}
 	c := newCtx(in)
 	c.rrOutside = outside
+	c.upgradeNote = note
 	r.LocationsRelativeTo = c.multiBase
 	for _, rl := range rules {
 		r.Findings = append(r.Findings, rl.check(c)...)

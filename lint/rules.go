@@ -90,6 +90,9 @@ type checkCtx struct {
 	// rrOutside are calico_rr hosts outside k8s_cluster as written.
 	rrOutside []string
 	defaults  map[string]*parser.Value
+	// upgradeNote says which release the cluster was taken to run (Run
+	// infers Input.UpgradeFrom from Input.Cluster when not given).
+	upgradeNote *Finding
 }
 
 // use is one value a set of hosts gets for a variable: ours (with its

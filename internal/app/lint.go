@@ -7,11 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/layercheck/layercheck/internal/fleet"
+	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/lint/report"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/verify/cluster"
 )
 
 func init() {
@@ -20,7 +25,10 @@ func init() {
 
 const lintAbout = `Checks a kubespray inventory as ansible-core 2.19 and kubespray would read
 it: booleans written as strings, kubespray's choices and asserts, networks,
-groups, misspelt and removed variables, and trade-offs.
+groups, misspelt and removed variables, and trade-offs. With --kubeconfig
+or --cluster-from first-control-plane it also compares the inventory and
+the target release with the running cluster (before upgrade-cluster.yml,
+scale.yml or a re-run of cluster.yml): versions, networks, membership.
 
 Findings are grouped by file, then line; each rule's explanation is given
 once (each finding's why with -v). Locations are relative to the current
@@ -63,8 +71,27 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	fs.str(&configFile, "", "config", "FILE", "", "lint configuration (default: .layercheck.yml in the inventory directory, if there)")
 	fs.str(&baselineFile, "", "baseline", "FILE", "", "suppress the findings listed in this baseline: only new findings count")
 	fs.str(&writeBaseline, "", "write-baseline", "FILE", "", "write every finding to this baseline file (then exit 0 unless the lint could not run)")
+	var kubeconfig, clusterFrom string
+	fs.str(&kubeconfig, "", "kubeconfig", "FILE", "", "also compare the inventory with the running cluster, read with this kubeconfig (the cluster-* rules)")
+	fs.str(&clusterFrom, "", "cluster-from", "first-control-plane", "", "also compare with the running cluster, read with admin.conf of the first kube_control_plane host (over SSH, as layercheck verify)")
+	var etcd cluster.EtcdAccess
+	var etcdEndpoints multiFlag
+	fs.multi(&etcdEndpoints, "", "etcd-endpoint", "URL", "with --kubeconfig: also read etcd's members and their versions through this client URL (repeatable; the first that answers)")
+	fs.str(&etcd.CACert, "", "etcd-cacert", "FILE", "", "CA of etcd's client URLs (kubespray: /etc/ssl/etcd/ssl/ca.pem)")
+	fs.str(&etcd.Cert, "", "etcd-cert", "FILE", "", "etcd client certificate (kubespray: /etc/ssl/etcd/ssl/admin-<host>.pem)")
+	fs.str(&etcd.Key, "", "etcd-key", "FILE", "", "its key (kubespray: /etc/ssl/etcd/ssl/admin-<host>-key.pem)")
 	if help, err := fs.parse(args, s); help || err != nil {
 		return err
+	}
+	etcd.Endpoints = etcdEndpoints
+	if len(etcd.Endpoints) > 0 && kubeconfig == "" {
+		return fs.usageError("--etcd-endpoint needs --kubeconfig")
+	}
+	if clusterFrom != "" && clusterFrom != "first-control-plane" {
+		return fs.usageError(fmt.Sprintf("--cluster-from %q: want first-control-plane", clusterFrom))
+	}
+	if clusterFrom != "" && kubeconfig != "" {
+		return fs.usageError("give --kubeconfig or --cluster-from, not both")
 	}
 	if listRules {
 		for _, r := range lint.Rules() {
@@ -123,6 +150,14 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		}
 		if f := in.UpgradeFrom; f.StandsInFor != "" {
 			fmt.Fprintf(s.ErrOut, "layercheck: warning: --upgrade-from %s is not bundled: %s, the bundled release of its minor, stands in\n", f.StandsInFor, f.Version)
+		}
+	}
+	if kubeconfig != "" || clusterFrom != "" {
+		if in.Cluster, err = readClusterState(ctx, inv, extra, loaded, ev, kubeconfig, clusterFrom != "", etcd); err != nil {
+			return &ExitError{Code: 2, Msg: "lint: cluster: " + err.Error()}
+		}
+		for _, u := range in.Cluster.Unread {
+			fmt.Fprintln(s.ErrOut, "layercheck: warning: cluster: could not read", u)
 		}
 	}
 	rep := lint.Run(in)
@@ -213,4 +248,67 @@ func lintIgnore(env parser.AnsibleCfgEnv) (parser.InventoryIgnore, error) {
 	}
 	ig.Patterns = append(append([]string(nil), ig.Patterns...), parser.KubesprayInventoryIgnorePatterns...)
 	return ig, nil
+}
+
+// readClusterState reads the running cluster for the cluster-* rules, with
+// kubeconfig or, with fromFirstCP, kubespray's admin.conf of the first
+// kube_control_plane host reached over SSH as layercheck verify does; etcd
+// when etcd names its endpoints, or through that host when it is an etcd
+// host (etcdFromHost).
+func readClusterState(ctx context.Context, sources, extra []string, loaded *parser.Inventory, ev *parser.Map, kubeconfig string, fromFirstCP bool, etcd cluster.EtcdAccess) (*live.State, error) {
+	copts, _, err := ClusterOptions(sources, extra)
+	if err != nil {
+		return nil, err
+	}
+	req := cluster.Request{Options: *copts, Kubeconfig: kubeconfig, EtcdAccess: etcd}
+	unread := ""
+	if fromFirstCP {
+		hosts, _, err := fleet.Plan(loaded, ev, "")
+		if err != nil {
+			return nil, err
+		}
+		opts := fleet.Options{SSH: sshconn.Options{Timeout: 10 * time.Second}}
+		src, err := firstControlPlane(ctx, hosts, copts.KubeControlPlane, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer src.Close()
+		req.Kubeconfig, req.KubeconfigData, req.Dial = src.Where, src.Kubeconfig, src.Dial
+		unread = etcdFromHost(&req.EtcdAccess, src, copts)
+	}
+	st, err := cluster.ReadStateRequest(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	if unread != "" {
+		st.Unread = append(st.Unread, unread)
+	}
+	return st, nil
+}
+
+// etcdFromHost sets a to read etcd through the first kube_control_plane
+// host when it is an etcd host of a host-service etcd (kubespray's
+// default): its loopback client URL, reached through the SSH connection,
+// with its admin certificate from etcd_cert_dir, read over SFTP. It says
+// why etcd cannot be read ("" when it can, or when the host is no etcd
+// host).
+func etcdFromHost(a *cluster.EtcdAccess, src *fleet.ClusterSource, o *cluster.Options) string {
+	if (o.EtcdDeploymentType != "" && o.EtcdDeploymentType != "host") || !contains(o.Etcd, src.Host) {
+		return ""
+	}
+	dir := "/etc/ssl/etcd/ssl"
+	a.CACert, a.Cert, a.Key = dir+"/ca.pem", dir+"/admin-"+src.Host+".pem", dir+"/admin-"+src.Host+"-key.pem"
+	var err error
+	for _, f := range []struct {
+		p   string
+		out *[]byte
+	}{{a.CACert, &a.CAData}, {a.Cert, &a.CertData}, {a.Key, &a.KeyData}} {
+		if *f.out, err = src.ReadFile(f.p); err != nil {
+			a.CAData, a.CertData, a.KeyData = nil, nil, nil
+			return "etcd members: " + err.Error()
+		}
+	}
+	a.Endpoints = []string{"https://127.0.0.1:2379"}
+	a.Dial = src.Dial
+	return ""
 }

@@ -22,6 +22,9 @@ type ClusterSource struct {
 	Kubeconfig []byte
 	conn       *sshconn.Conn
 	addrMap    map[string]string
+	root       string
+	// Host is the inventory host the source reads from.
+	Host string
 }
 
 // FromFirstControlPlane opens the connection to host (the first
@@ -48,7 +51,7 @@ func FromFirstControlPlane(ctx context.Context, h *Host, opts Options) (*Cluster
 		conn.Close()
 		return nil, fmt.Errorf("read %s on %s: %v (cluster.yml writes it on kube_control_plane hosts; or give --kubeconfig)", p, h.Name, unwrapPath(err))
 	}
-	return &ClusterSource{Where: h.Name + ":" + p, Kubeconfig: data, conn: conn, addrMap: h.Request.AddrMap}, nil
+	return &ClusterSource{Where: h.Name + ":" + p, Kubeconfig: data, conn: conn, addrMap: h.Request.AddrMap, root: root, Host: h.Name}, nil
 }
 
 // Dial connects to the API server from the control-plane host through its
@@ -64,6 +67,16 @@ func (c *ClusterSource) Dial(ctx context.Context, network, addr string) (net.Con
 		return nil, fmt.Errorf("API server %s: %v", addr, err)
 	}
 	return conn, nil
+}
+
+// ReadFile reads node path p on the host over SFTP (become, under
+// layercheck_verify_root), as admin.conf was read.
+func (c *ClusterSource) ReadFile(p string) ([]byte, error) {
+	data, err := c.conn.FS().ReadFile(path.Join(c.root, p))
+	if err != nil {
+		return nil, fmt.Errorf("read %s on %s: %v", p, c.Host, unwrapPath(err))
+	}
+	return data, nil
 }
 
 // Close ends the SSH connection.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/module"
 	"github.com/layercheck/layercheck/parser"
 )
@@ -45,6 +46,10 @@ type Options struct {
 	// UpgradeFrom names the bundled kubespray release the cluster runs
 	// today: the report then also says what the upgrade changes.
 	UpgradeFrom string `json:"upgrade_from"`
+	// ClusterState is the running cluster as cluster_facts with preflight:
+	// true read it (ansible_facts.layercheck_cluster_state): the cluster-*
+	// rules then compare the inventory with it.
+	ClusterState *live.State `json:"cluster_state"`
 	// AnsibleCore is the ansible-core running the play ("2.18.6"; the
 	// action plugin sends ansible_version.full): below 2.19 string
 	// booleans are judged by what that ansible-core does with them.
@@ -115,7 +120,7 @@ func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("ansible_core: %w", err)
 	}
-	in := lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved, AnsibleCore: series}
+	in := lint.Input{Inventory: inv, Extra: extra, Catalogue: cat, Resolved: resolved, AnsibleCore: series, Cluster: o.ClusterState}
 	if o.UpgradeFrom != "" {
 		if in.UpgradeFrom, err = kubespray.BundledOrMinor(o.UpgradeFrom); err != nil {
 			return nil, fmt.Errorf("upgrade_from: %w", err)

@@ -83,7 +83,7 @@ TEMPLATE_MARKERS = ("{{", "{%", "{#")
 OPTIONS = frozenset((
     "inventory", "host", "hosts", "extra_vars", "extra_vars_args", "resolved",
     "kubespray_version", "hosts_listed", "ignore_extensions", "ignore_patterns",
-    "upgrade_from", "ansible_core",
+    "upgrade_from", "ansible_core", "cluster_state",
 ))
 
 

@@ -60,6 +60,9 @@ type API interface {
 	CreateDeployment(ctx context.Context, ns string, d *appsv1.Deployment) (*appsv1.Deployment, error)
 
 	GetStorageClass(ctx context.Context, name string) (*storagev1.StorageClass, error)
+	// GetConfigMap gets ConfigMap ns/name (kubeadm-config, kube-proxy,
+	// calico-config for the preflight).
+	GetConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error)
 }
 
 // scheme registers only the groups API uses (and meta/v1's options and
@@ -210,4 +213,8 @@ func (a *restAPI) CreateDeployment(ctx context.Context, ns string, d *appsv1.Dep
 
 func (a *restAPI) GetStorageClass(ctx context.Context, name string) (*storagev1.StorageClass, error) {
 	return get(ctx, a.storage, "storageclasses", "", name, &storagev1.StorageClass{})
+}
+
+func (a *restAPI) GetConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	return get(ctx, a.core, "configmaps", ns, name, &corev1.ConfigMap{})
 }

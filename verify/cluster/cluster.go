@@ -34,6 +34,7 @@ import (
 type Request struct {
 	Options
 	Probe
+	EtcdAccess
 	// Kubeconfig is the kubeconfig file; empty means kubectl's rules:
 	// $K8S_AUTH_KUBECONFIG, then $KUBECONFIG, then ~/.kube/config.
 	Kubeconfig string `json:"kubeconfig"`
@@ -49,6 +50,11 @@ type Request struct {
 	// CheckMode is Ansible's check mode: probes that create objects are
 	// skipped and say so.
 	CheckMode bool `json:"-"`
+	// Preflight reads the cluster for the lint instead of running the
+	// layers (ReadStateRequest): cluster_facts then returns
+	// ansible_facts.layercheck_cluster_state, which the lint role hands to
+	// inventory_lint as cluster_state.
+	Preflight bool `json:"preflight"`
 	// KubeconfigData, when set, is the kubeconfig itself (e.g. admin.conf
 	// read from a control-plane host); Kubeconfig then only names it.
 	KubeconfigData []byte `json:"-"`
@@ -186,34 +192,48 @@ func (c *CountingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // Errors are for bad options or an unreadable kubeconfig; an unreachable
 // API server is a failed report, not an error.
 func RunRequest(ctx context.Context, r *Request) (*Report, error) {
+	env, requests, err := r.connect()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := Run(ctx, env, r.Layers, r.Skip)
+	if rep != nil {
+		rep.Requests = requests.Load()
+	}
+	return rep, err
+}
+
+// connect checks the options, loads the kubeconfig and builds the Env's
+// clients, every request counted in the returned counter.
+func (r *Request) connect() (*Env, *atomic.Int64, error) {
 	o := r.Options
 	o.Defaults()
 	if err := o.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := r.Probe
 	if err := p.defaults(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	timeout, err := verify.Seconds("timeout", r.Timeout, 10)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lt, err := verify.Seconds("layer_timeout", r.LayerTimeout, 60)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg, _, err := r.RestConfig()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg.Timeout = timeout
 	if r.Dial != nil {
 		cfg.Dial = r.Dial
 	}
-	var requests atomic.Int64
+	requests := &atomic.Int64{}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return &CountingTransport{Base: rt, N: &requests}
+		return &CountingTransport{Base: rt, N: requests}
 	})
 	// The cluster layers make a handful of list calls; client-go's default
 	// client-side throttle (5 qps) would only slow the probe's polling.
@@ -226,23 +246,18 @@ func RunRequest(ctx context.Context, r *Request) (*Report, error) {
 	kcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	kube, err := NewAPI(kcfg)
 	if err != nil {
-		return nil, fmt.Errorf("API client for %s: %v", cfg.Host, err)
+		return nil, nil, fmt.Errorf("API client for %s: %v", cfg.Host, err)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("dynamic API client for %s: %v", cfg.Host, err)
+		return nil, nil, fmt.Errorf("dynamic API client for %s: %v", cfg.Host, err)
 	}
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("metadata API client for %s: %v", cfg.Host, err)
+		return nil, nil, fmt.Errorf("metadata API client for %s: %v", cfg.Host, err)
 	}
-	env := &Env{Kube: kube, Dynamic: dyn, Metadata: md, Options: o, Probe: p, Server: cfg.Host, CheckMode: r.CheckMode,
-		Timeout: timeout, LayerTimeout: lt}
-	rep, err := Run(ctx, env, r.Layers, r.Skip)
-	if rep != nil {
-		rep.Requests = requests.Load()
-	}
-	return rep, err
+	return &Env{Kube: kube, Dynamic: dyn, Metadata: md, Options: o, Probe: p, Server: cfg.Host, CheckMode: r.CheckMode,
+		Timeout: timeout, LayerTimeout: lt}, requests, nil
 }
 
 // Run checks that the API server answers, then runs the selected layers

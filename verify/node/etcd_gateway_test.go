@@ -258,18 +258,18 @@ func TestEtcdGatewayErrors(t *testing.T) {
 	conn, err := net.Dial("tcp", dialed)
 	require.NoError(t, err)
 	gw := newEtcdGateway(env, "http://"+dialed, dialed, nil, conn, 2*time.Second)
-	defer gw.close()
+	defer gw.Close()
 	var st etcdStatusResponse
-	err = gw.call(context.Background(), "/v3/maintenance/status", struct{}{}, &st)
+	err = gw.Call(context.Background(), "/v3/maintenance/status", struct{}{}, &st)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "HTTP 503 Service Unavailable: etcdserver: leader changed")
 
-	err = gw.call(context.Background(), "/slow", struct{}{}, &st)
+	err = gw.Call(context.Background(), "/slow", struct{}{}, &st)
 	require.Error(t, err)
 	var ne net.Error
 	assert.True(t, errors.As(err, &ne) && ne.Timeout(), "%v", err)
 
-	err = gw.call(context.Background(), "/big", struct{}{}, &st)
+	err = gw.Call(context.Background(), "/big", struct{}{}, &st)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "answer larger than")
 }

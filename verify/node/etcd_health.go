@@ -209,10 +209,10 @@ func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, time
 	}
 
 	gw := newEtcdGateway(env, dialURL, dialed, cfg, conn, timeout)
-	defer gw.close()
+	defer gw.Close()
 
 	var st etcdStatusResponse
-	err = gw.call(ctx, "/v3/maintenance/status", struct{}{}, &st)
+	err = gw.Call(ctx, "/v3/maintenance/status", struct{}{}, &st)
 	ef.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		ef.Error = fmt.Sprintf("status failed within %s: %v", timeout, err)
@@ -228,11 +228,11 @@ func etcdStatus(ctx context.Context, env *Env, ep string, base *tls.Config, time
 	ef.IsLearner = st.IsLearner
 	ef.Alarms = st.Errors
 	if st.Header != nil {
-		ef.MemberID = fmt.Sprintf("%x", st.Header.memberID())
+		ef.MemberID = fmt.Sprintf("%x", st.Header.MemberIDOf())
 	}
 	// Linearizable, as clientv3's MemberList and etcdctl member list ask.
 	var ml etcdMemberListResponse
-	if err := gw.call(ctx, "/v3/cluster/member/list", map[string]bool{"linearizable": true}, &ml); err != nil {
+	if err := gw.Call(ctx, "/v3/cluster/member/list", map[string]bool{"linearizable": true}, &ml); err != nil {
 		return nil, fmt.Errorf("member list from %s failed within %s: %v", ep, timeout, err)
 	}
 	return ml.Members, nil

@@ -98,3 +98,7 @@ func (c clientset) CreateDeployment(ctx context.Context, ns string, d *appsv1.De
 func (c clientset) GetStorageClass(ctx context.Context, name string) (*storagev1.StorageClass, error) {
 	return c.k.StorageV1().StorageClasses().Get(ctx, name, metav1.GetOptions{})
 }
+
+func (c clientset) GetConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	return c.k.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+}

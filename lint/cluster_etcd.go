@@ -1,0 +1,243 @@
+package lint
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/parser"
+)
+
+// etcdJoinTask is where kubespray adds a new etcd host as a member.
+const etcdJoinTask = `roles/etcd/tasks/join_etcd_member.yml ("Join Member | Add member to etcd cluster")`
+
+// etcdSelectRE reads the bound of kubespray's etcd_supported_versions
+// entries: "{{ (etcd_binary_checksums['amd64'].keys() | select('version', '3.7', '<'))[0] }}".
+var etcdSelectRE = regexp.MustCompile(`select\('version',\s*'([0-9.]+)',\s*'<'\)`)
+
+// defaultEtcdVersion is kubespray's etcd_version for Kubernetes minor
+// kubeMinor ("1.36"): etcd_supported_versions[kube_major_version], the
+// newest version with checksums below that entry's bound.
+func (c *checkCtx) defaultEtcdVersion(kubeMinor string) string {
+	comp := c.cat.Release.Components["etcd_version"]
+	if comp == nil || len(comp.Versions) == 0 {
+		return ""
+	}
+	sup := c.cat.Lookup("etcd_supported_versions")
+	if sup == nil {
+		return comp.Versions[0]
+	}
+	m, _ := sup.Default.(map[string]any)
+	entry, _ := m[kubeMinor].(string)
+	if entry == "" {
+		entry, _ = m["v"+kubeMinor].(string)
+	}
+	if !strings.Contains(entry, "{{") && entry != "" {
+		return entry
+	}
+	bound := etcdSelectRE.FindStringSubmatch(entry)
+	if bound == nil {
+		return comp.Versions[0]
+	}
+	bv, ok := parseKver(bound[1])
+	if !ok {
+		return comp.Versions[0]
+	}
+	for _, v := range comp.Versions {
+		if pv, ok := parseKver(v); ok && pv.less(bv) {
+			return v
+		}
+	}
+	return ""
+}
+
+// etcdVersions compares the target etcd_version with the members'.
+func (c *checkCtx) etcdVersions(st *live.State) []Finding {
+	if st.Etcd == nil || c.cat.Release == nil {
+		return nil
+	}
+	var out []Finding
+	hosts := c.hostsWith("etcd_deployment_type", "host")
+	if len(hosts) == 0 {
+		return nil
+	}
+	kubeMinor := func(h string) string {
+		for _, t := range c.targets("kube_version", []string{h}, c.defaultVersion("kube_version")) {
+			if v, ok := parseKver(t.text); ok {
+				return fmt.Sprintf("%d.%d", v[0], v[1])
+			}
+		}
+		return ""
+	}
+	def := func() string { return c.defaultEtcdVersion(kubeMinor(hosts[0])) }
+	for _, t := range c.targets("etcd_version", hosts, def) {
+		tv, ok := parseKver(t.text)
+		if !ok {
+			continue
+		}
+		byVer := map[string][]string{}
+		var vers []string
+		for _, m := range st.Etcd.Members {
+			mv, ok := parseKver(m.Version)
+			if !ok || !tv.less(mv) {
+				continue
+			}
+			if _, seen := byVer[m.Version]; !seen {
+				vers = append(vers, m.Version)
+			}
+			byVer[m.Version] = append(byVer[m.Version], memberLabel(m))
+		}
+		for _, v := range vers {
+			sort.Strings(byVer[v])
+			mv, _ := parseKver(v)
+			f := c.clusterFinding("cluster-version", SeverityError, t)
+			f.Message = fmt.Sprintf("%s is older than etcd %s that member(s) %s run (etcd Maintenance.Status version at %s): an etcd downgrade",
+				c.inventoryValue(t), v, strings.Join(byVer[v], ", "), st.Etcd.Endpoint)
+			if mv[1] == tv[1] && mv[0] == tv[0] {
+				f.Severity = SeverityWarning
+				f.Why = "kubespray's etcd role installs etcd_version's binary and restarts the members one by one: an older patch of the same minor starts, but runs without the fixes the newer one has."
+			} else {
+				f.Why = "kubespray's etcd role (roles/etcd/tasks/install_host.yml) installs the older binary and restarts each member: etcd refuses to start on data of a newer minor (\"cluster cannot be downgraded\"), and the cluster loses quorum member by member."
+			}
+			f.Fix = c.setFix(t, strconv.Quote(strings.TrimPrefix(v, "v")))
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func memberLabel(m live.Member) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	if len(m.PeerURLs) > 0 {
+		return "(unstarted) " + m.PeerURLs[0]
+	}
+	return "(unnamed)"
+}
+
+// etcdHost is an etcd group host as kubespray names and addresses its
+// member: etcd_member_name (default etcd<index in the etcd group>) and
+// etcd_access_address (access_ip, else ip); kubespray's last fallback is
+// the address Ansible's facts show (fallback_ip), which the inventory does
+// not hold, so without these the address is not compared.
+type etcdHost struct {
+	host, member, addr string
+}
+
+func (c *checkCtx) etcdHosts() []etcdHost {
+	hosts, _ := c.groupHosts("etcd")
+	str := func(h, name string) string {
+		if v, set := c.value(h, name); set && judged(v) && v.Kind == parser.KindString {
+			return strings.TrimSpace(v.Str)
+		}
+		return ""
+	}
+	out := make([]etcdHost, 0, len(hosts))
+	for i, h := range hosts {
+		eh := etcdHost{host: h, member: str(h, "etcd_member_name")}
+		if eh.member == "" {
+			eh.member = "etcd" + strconv.Itoa(i+1)
+		}
+		for _, n := range []string{"etcd_access_address", "access_ip", "etcd_address", "ip"} {
+			if eh.addr = str(h, n); eh.addr != "" {
+				break
+			}
+		}
+		out = append(out, eh)
+	}
+	return out
+}
+
+// peerHost is the host part of a member's first peer URL.
+func peerHost(m live.Member) string {
+	for _, p := range m.PeerURLs {
+		if u, err := url.Parse(p); err == nil {
+			return u.Hostname()
+		}
+	}
+	return ""
+}
+
+// etcdMembers compares the etcd group with the member list: a member
+// holding the name or peer URL of a host being (re)added, members no
+// etcd host accounts for, learners.
+func (c *checkCtx) etcdMembers(st *live.State) []Finding {
+	if st.Etcd == nil {
+		return nil
+	}
+	hosts := c.etcdHosts()
+	if len(hosts) == 0 {
+		return nil
+	}
+	byMember := map[string]etcdHost{}
+	for _, h := range hosts {
+		byMember[h.member] = h
+	}
+	isMember := map[string]bool{}
+	for _, m := range st.Etcd.Members {
+		isMember[m.Name] = true
+	}
+	// the addresses of hosts being added: no member has their name
+	byAddr := map[string]etcdHost{}
+	for _, h := range hosts {
+		if h.addr != "" && !isMember[h.member] {
+			byAddr[h.addr] = h
+		}
+	}
+	var out []Finding
+	add := func(sev Severity, h string, msg, why, fix string) {
+		f := Finding{Rule: "cluster-membership", Severity: sev, Message: msg, Why: why, Fix: fix}
+		if h != "" {
+			f.Hosts = []string{h}
+		}
+		out = append(out, f)
+	}
+	where := "etcd member list at " + st.Etcd.Endpoint
+	for _, m := range st.Etcd.Members {
+		ph := peerHost(m)
+		h, named := byMember[m.Name]
+		switch {
+		case named && ph != "" && h.addr != "" && ph != h.addr:
+			add(SeverityError, h.host,
+				fmt.Sprintf("etcd member %s has peer URL %s (%s), but host %s, which runs as %s, is at %s: a stale member of a host being re-added", m.Name, strings.Join(m.PeerURLs, ","), where, h.host, m.Name, h.addr),
+				fmt.Sprintf("kubespray sees the member name and does not add the host again (%s), so the new etcd on %s starts as a member the cluster does not know and never joins; with quorum at stake on the next restart.", etcdJoinTask, h.host),
+				fmt.Sprintf("remove the stale member first (etcdctl member remove <id of %s>), then run cluster.yml (or scale.yml) for %s", m.Name, h.host))
+		case !named && ph != "" && byAddr[ph].host != "":
+			h := byAddr[ph]
+			add(SeverityError, h.host,
+				fmt.Sprintf("etcd member %s has the peer URL %s of host %s (%s), which would join as %s: a stale member of a host being (re)added", memberLabel(m), strings.Join(m.PeerURLs, ","), h.host, where, h.member),
+				fmt.Sprintf("%s fails: etcd refuses a second member with a peer URL it knows (\"Peer URLs already exists\").", etcdJoinTask),
+				staleFix(m, h))
+		case !named && m.IsLearner:
+			add(SeverityWarning, "",
+				fmt.Sprintf("etcd member %s is a learner that no host of the etcd group accounts for (%s)", memberLabel(m), where),
+				"a learner left by an interrupted member add counts against the member limit and blocks further adds until it is promoted or removed.",
+				"remove it (etcdctl member remove <id>) or promote it (etcdctl member promote <id>) before the run")
+		case !named:
+			add(SeverityWarning, "",
+				fmt.Sprintf("etcd member %s (peer %s) is not a host of the inventory's etcd group (%s)", memberLabel(m), strings.Join(m.PeerURLs, ","), where),
+				"kubespray manages only the etcd group's hosts: the member still counts for quorum, and a member that is gone lowers the failures etcd survives; the certificates kubespray makes no longer name it.",
+				"add its host back to the etcd group, or remove the member (etcdctl member remove <id>) after removing its host with remove-node.yml")
+		case m.IsLearner:
+			add(SeverityWarning, h.host,
+				fmt.Sprintf("etcd member %s of host %s is a learner (%s)", m.Name, h.host, where),
+				"a learner does not vote: the cluster has one voting member fewer than the etcd group says, and kubespray does not promote it.",
+				"promote it (etcdctl member promote <id>) once it has caught up, before the run")
+		}
+	}
+	return out
+}
+
+// staleFix is the fix for a member holding the peer URL of host h.
+func staleFix(m live.Member, h etcdHost) string {
+	fix := "remove the stale member first (etcdctl member remove <id>), then run cluster.yml (or scale.yml) for " + h.host
+	if m.Name != "" {
+		fix += fmt.Sprintf(", or set etcd_member_name for %s to %q if it is that member", h.host, m.Name)
+	}
+	return fix
+}
