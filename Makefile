@@ -4,7 +4,9 @@ SHELL := /bin/bash
 GO ?= go
 export CGO_ENABLED := 0
 
-MODULES := inventory_lint node_facts cluster_facts
+# layercheck is the CLI, shipped beside the modules for the monitor role,
+# which installs it on the nodes (`layercheck node --textfile`).
+MODULES := inventory_lint node_facts cluster_facts layercheck
 ARCHES  := amd64 arm64
 # The per-arch binaries live in plugins/bin, not plugins/modules: Ansible
 # would take each for a module of its own (ansible-doc -l warnings).
@@ -20,7 +22,7 @@ PYTHON ?= python3
 ANSIBLE_LINT_VERSION := 26.10.1
 ANSIBLE_LINT_VENV := .venvs/ansible-lint
 
-.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness ssh-deps lint-ansible sanity nodes-up nodes-down test-nodes e2e
+.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness prom-harness ssh-deps lint-ansible sanity nodes-up nodes-down test-nodes e2e
 
 all: build
 
@@ -42,7 +44,7 @@ modules: $(MODULE_BINS)
 plugins/bin/%: FORCE
 	@m=$$(echo $* | sed -E 's/_linux_(amd64|arm64)$$//'); a=$$(echo $* | sed -E 's/.*_//'); \
 	  echo "GOOS=linux GOARCH=$$a go build ./cmd/$$m -> $@"; \
-	  GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags='-s -w' -o $@ ./cmd/$$m
+	  GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags="$(LDFLAGS)" -o $@ ./cmd/$$m
 
 FORCE:
 
@@ -62,13 +64,13 @@ demo: bin/layercheck
 # servers on loopback are set up by the tests themselves; kube-harness builds
 # the kube-apiserver test/clusterverify starts, once).
 # scripts/gotest-times.sh prints each package's time at the end.
-test: venv modules kube-harness ssh-deps
+test: venv modules kube-harness prom-harness ssh-deps
 	$(GO) vet ./...
 	GO=$(GO) ./scripts/gotest-times.sh -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # Tests that read ../shared (kubespray data, real inventories, node fixtures
 # and oracles): corpus and oracle comparisons.
-test-shared: venv modules kube-harness ssh-deps
+test-shared: venv modules kube-harness prom-harness ssh-deps
 	GO=$(GO) ./scripts/gotest-times.sh -count=1 -timeout $(TEST_TIMEOUT) -tags shared ./...
 
 # OpenSSH's sshd and sftp-server and sudo, which test/sshverify and
@@ -83,6 +85,13 @@ ssh-deps:
 kube-harness:
 	./test/kubeharness/build.sh
 
+# promtool for test/alertrules (`promtool check rules`, `promtool test
+# rules` on monitoring/), built from github.com/prometheus/prometheus by the
+# separate module test/promharness into .cache/prom/<version>/ (git-ignored);
+# kept when already built.
+prom-harness:
+	./test/promharness/build.sh
+
 generate:
 	$(GO) generate ./kubespray/...
 
@@ -93,7 +102,7 @@ collection: venv modules
 	rm -f layercheck-kubespray-*.tar.gz
 	.venv/bin/ansible-galaxy collection build --force .
 	@listing=$$(tar tzf layercheck-kubespray-$(VERSION).tar.gz); \
-	  for f in $(MODULE_BINS) galaxy.yml meta/runtime.yml playbooks/lint.yml roles/lint/tasks/main.yml; do \
+	  for f in $(MODULE_BINS) galaxy.yml meta/runtime.yml playbooks/lint.yml roles/lint/tasks/main.yml roles/monitor/tasks/main.yml monitoring/layercheck.rules.yml monitoring/prometheusrule.yaml; do \
 	    case "$$f" in galaxy.yml) f=MANIFEST.json;; esac; \
 	    grep -qx "$$f" <<<"$$listing" || { echo "collection: $$f missing from layercheck-kubespray-$(VERSION).tar.gz"; exit 1; }; \
 	  done; \

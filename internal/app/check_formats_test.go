@@ -64,5 +64,5 @@ func TestNodeJUnitAndMarkdown(t *testing.T) {
 
 	_, errOut, code := runNodeCLI(t, append(args, "--format", "sarif")...)
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errOut, "want text, json, junit or markdown")
+	assert.Contains(t, errOut, "want text, json, junit, markdown or prometheus")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layercheck/layercheck/internal/metrics"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
 	"github.com/layercheck/layercheck/verify"
@@ -31,7 +32,9 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	fs.str(&req.Kubeconfig, "", "kubeconfig", "FILE", "", "kubeconfig file (default: $K8S_AUTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config)")
 	fs.str(&req.Context, "", "context", "NAME", "", "kubeconfig context (default: its current-context)")
 	format := "text"
-	fs.str(&format, "", "format", "text|json|junit|markdown", "text", "output format (default text)")
+	fs.str(&format, "", "format", "text|json|junit|markdown|prometheus", "text", "output format (default text)")
+	var textfile string
+	fs.str(&textfile, "", "textfile", "DIR", "", "also write the metrics to DIR/layercheck_cluster.prom, atomically, for node_exporter's textfile collector")
 	fs.multi(&layers, "", "layer", "LAYER", "run only this layer (repeatable; default all: "+strings.Join(cluster.LayerNames(), ", ")+")")
 	fs.multi(&skip, "", "skip", "LAYER", "skip this layer (repeatable)")
 	var check, noProbe bool
@@ -54,7 +57,7 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 		return fs.usageError("no inventory given (-i)")
 	}
 	if !contains(checkFormats, format) {
-		return fs.usageError(fmt.Sprintf("--format %q: want text, json, junit or markdown", format))
+		return fs.usageError(fmt.Sprintf("--format %q: %s", format, checkFormatsWant))
 	}
 	opts, warnings, err := ClusterOptions(inv, extra)
 	if err != nil {
@@ -71,11 +74,18 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 		req.Probe.Enabled = &f
 	}
 	req.Timeout, req.Probe.Timeout, req.Probe.CleanupTimeout = timeout.Seconds(), probeTimeout.Seconds(), cleanupTimeout.Seconds()
+	run := metrics.Run{Start: timeNow()}
 	rep, err := cluster.RunRequest(ctx, &req)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "cluster: " + err.Error()}
 	}
-	if err := writeCheckReport(s.Out, format, "layercheck cluster", nil, rep, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
+	run.Duration = timeNow().Sub(run.Start)
+	if textfile != "" {
+		if err := writeTextfile(textfile, "layercheck_cluster.prom", nil, rep, run); err != nil {
+			return &ExitError{Code: 2, Msg: "cluster: " + err.Error()}
+		}
+	}
+	if err := writeCheckReport(s.Out, format, "layercheck cluster", nil, rep, run, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
 		return err
 	}
 	return verdict(rep.Status)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layercheck/layercheck/internal/metrics"
+	"github.com/layercheck/layercheck/parser"
 	"github.com/layercheck/layercheck/verify/node"
 )
 
@@ -27,7 +29,9 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 2 on bad usage.`)
 	req := node.Request{Options: node.NewOptions()}
 	format := "text"
-	fs.str(&format, "", "format", "text|json|junit|markdown", "text", "output format (default text)")
+	fs.str(&format, "", "format", "text|json|junit|markdown|prometheus", "text", "output format (default text)")
+	var textfile string
+	fs.str(&textfile, "", "textfile", "DIR", "", "also write the metrics to DIR/layercheck.prom, atomically, for node_exporter's textfile collector")
 	fs.str(&req.Root, "", "root", "DIR", "/", "the node's filesystem root (default /)")
 	fs.str(&req.Host, "", "host", "NAME", "", "this node's inventory_hostname (default: the hostname)")
 	fs.str(&req.Now, "", "now", "TIME", "", "judge certificates at this RFC 3339 time (default: now)")
@@ -39,7 +43,7 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 	fs.multi(&addrMap, "", "addr-map", "FROM=TO", "host:port mapping for a contacted address (repeatable; for tests)")
 	fs.hide("addr-map")
 	var vars string
-	fs.str(&vars, "", "vars", "JSON", "", "kubespray values as a JSON object with kubespray's names, e.g. '{\"kube_cert_dir\":\"/etc/kubernetes/ssl\"}'")
+	fs.str(&vars, "", "vars", "JSON|@FILE", "", "kubespray values as a JSON object with kubespray's names, e.g. '{\"kube_cert_dir\":\"/etc/kubernetes/ssl\"}', or @FILE to read it from FILE")
 	var timeout, netTimeout time.Duration
 	fs.duration(&timeout, "layer-timeout", 30*time.Second, "time limit per layer")
 	fs.duration(&netTimeout, "net-timeout", 5*time.Second, "time limit per network call")
@@ -50,7 +54,14 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 		return fs.usageError(fmt.Sprintf("takes no arguments, got %q", fs.fs.Args()))
 	}
 	if !contains(checkFormats, format) {
-		return fs.usageError(fmt.Sprintf("--format %q: want text, json, junit or markdown", format))
+		return fs.usageError(fmt.Sprintf("--format %q: %s", format, checkFormatsWant))
+	}
+	if file, ok := strings.CutPrefix(vars, "@"); ok {
+		data, err := parser.ReadFile(file, 0)
+		if err != nil {
+			return &ExitError{Code: 2, Msg: "node: --vars: " + err.Error()}
+		}
+		vars = string(data)
 	}
 	if vars != "" {
 		fixed, warnings, err := jsonStringBools(vars, reflect.TypeOf(req.Options))
@@ -87,11 +98,18 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 	}
 	req.Layers, req.Skip = layers, skip
 	req.LayerTimeout, req.NetTimeout = timeout.Seconds(), netTimeout.Seconds()
+	run := metrics.Run{Start: timeNow()}
 	rep, err := node.RunRequest(ctx, &req)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "node: " + err.Error()}
 	}
-	if err := writeCheckReport(s.Out, format, "layercheck node", rep, nil, rep.WriteText); err != nil {
+	run.Duration = timeNow().Sub(run.Start)
+	if textfile != "" {
+		if err := writeTextfile(textfile, "layercheck.prom", rep, nil, run); err != nil {
+			return &ExitError{Code: 2, Msg: "node: " + err.Error()}
+		}
+	}
+	if err := writeCheckReport(s.Out, format, "layercheck node", rep, nil, run, rep.WriteText); err != nil {
 		return err
 	}
 	return verdict(rep.Status)
@@ -109,6 +127,10 @@ func hostname() string {
 }
 
 var osHostname = os.Hostname
+
+// timeNow is the clock of the run's start and duration (the metrics'
+// layercheck_last_run_*).
+var timeNow = time.Now
 
 // jsonStringBools reads the booleans of a --vars JSON object as the lint
 // does: a string or 0/1 spelling a boolean ("true", "no", 1) given for a

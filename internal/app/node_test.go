@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -143,4 +144,23 @@ func TestNodeCommandStringBooleanWarns(t *testing.T) {
 	assert.Empty(t, warnings)
 	_, _, err = jsonStringBools(`{"enable_nodelocaldns": "perhaps"}`, reflect.TypeOf(node.Options{}))
 	require.NoError(t, err) // left to the decoder, which names the field
+}
+
+// --vars @FILE reads the values from a file (the monitor role's unit does);
+// a missing file or a directory is a usage error naming it.
+func TestNodeVarsFile(t *testing.T) {
+	dir := t.TempDir()
+	f := dir + "/monitor.json"
+	require.NoError(t, os.WriteFile(f, []byte(`{"kube_cert_dir": "/nonexistent/ssl", "group_names": ["kube_node"]}`), 0o644))
+	out, _, _ := runNodeCLI(t, "--root", dir, "--layer", "certificates", "--vars", "@"+f, "--format", "json")
+	var rep node.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Contains(t, out, "/nonexistent/ssl", "kube_cert_dir from the file")
+
+	for _, bad := range []string{dir + "/missing.json", dir} {
+		_, errOut, code := runNodeCLI(t, "--root", dir, "--vars", "@"+bad)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, errOut, "node: --vars: ")
+		assert.Contains(t, errOut, bad)
+	}
 }

@@ -411,7 +411,13 @@ func (t *Tree) EtcdFiles() (ca, cert, key string) {
 	return d + "/ca.pem", d + "/member-" + t.Config.Host + ".pem", d + "/member-" + t.Config.Host + "-key.pem"
 }
 
-func firstServiceIP(cidr string) string {
+func firstServiceIP(cidr string) string { return serviceIP(cidr, 1) }
+
+// coreDNSIP is kubespray's default skydns_server, the 3rd address of
+// kube_service_addresses.
+func coreDNSIP(cidr string) string { return serviceIP(cidr, 3) }
+
+func serviceIP(cidr string, nth byte) string {
 	_, n, err := net.ParseCIDR(cidr)
 	if err != nil {
 		return ""
@@ -422,6 +428,6 @@ func firstServiceIP(cidr string) string {
 	}
 	out := make(net.IP, 4)
 	copy(out, ip)
-	out[3]++
+	out[3] += nth
 	return out.String()
 }

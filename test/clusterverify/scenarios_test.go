@@ -2,6 +2,7 @@ package clusterverify
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -377,9 +380,9 @@ func TestLocalPathProvisionerBindsProbePVC(t *testing.T) {
 func TestCLI(t *testing.T) {
 	bin := testutil.BuildCLI(t, t.TempDir())
 	sample := filepath.Join(testutil.RepoRoot(), "inventory-samples", "kubespray-3node")
-	run := func(c *Cluster) (string, int) {
-		cmd := exec.Command(bin, "cluster", "-i", sample, "--kubeconfig", c.S.Kubeconfig, "--probe-path", "service_proxy",
-			"--probe-port", strconv.Itoa(freePort()), "--probe-timeout", "20s", "--timeout", "5s")
+	run := func(c *Cluster, extra ...string) (string, int) {
+		cmd := exec.Command(bin, append([]string{"cluster", "-i", sample, "--kubeconfig", c.S.Kubeconfig, "--probe-path", "service_proxy",
+			"--probe-port", strconv.Itoa(freePort()), "--probe-timeout", "20s", "--timeout", "5s"}, extra...)...)
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -400,6 +403,24 @@ func TestCLI(t *testing.T) {
 	out, code = run(b)
 	if code != 1 || !strings.Contains(out, "[FAIL] cni ippool_encapsulation: IPPool default-pool: ipipMode is Always, the inventory says Never") || !strings.Contains(out, "fix: kubespray does not change") {
 		t.Errorf("IPIP pool: exit %d\n%s", code, out)
+	}
+
+	// The same as metrics, on stdout and in DIR/layercheck_cluster.prom.
+	dir := t.TempDir()
+	out, code = run(b, "--format", "prometheus", "--textfile", dir, "--layer", "nodes", "--layer", "cni")
+	file, err := os.ReadFile(filepath.Join(dir, "layercheck_cluster.prom"))
+	if code != 1 || err != nil || string(file) != out {
+		t.Fatalf("prometheus: exit %d, %v\n%s\nfile:\n%s", code, err, out, file)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := p.TextToMetricFamilies(strings.NewReader(out)); err != nil {
+		t.Errorf("prometheus: %v\n%s", err, out)
+	}
+	for _, want := range []string{`layercheck_layer_status{layer="cni",scope="cluster",status="fail"} 1`, `layercheck_layer_status{layer="nodes",scope="cluster",status="ok"} 1`,
+		`layercheck_last_run_timestamp_seconds{scope="cluster"} `} {
+		if !strings.Contains(out, want) {
+			t.Errorf("prometheus: no %s in\n%s", want, out)
+		}
 	}
 }
 

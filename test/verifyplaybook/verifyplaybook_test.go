@@ -46,28 +46,7 @@ func newLiveNode(t *testing.T, etcdUp bool) *liveNode {
 	t.Helper()
 	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: treeNow, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
 	must(t, err)
-	ca, cert, key := tr.EtcdFiles()
-	srv := t.TempDir()
-	for _, f := range []string{ca, cert, key} {
-		data, err := os.ReadFile(tr.Path(f))
-		must(t, err)
-		must(t, os.WriteFile(filepath.Join(srv, filepath.Base(f)), data, 0o600))
-	}
-	cp, pp := testharness.FreePort(t), testharness.FreePort(t)
-	if etcdUp {
-		testharness.StartEtcd(t, filepath.Join(srv, "ca.pem"), []testharness.EtcdMember{{
-			Name: "etcd1", ClientPort: cp, PeerPort: pp, AdvertisePeer: "https://10.10.0.11:2380",
-			CertFile: filepath.Join(srv, filepath.Base(cert)), KeyFile: filepath.Join(srv, filepath.Base(key)),
-		}})
-	}
-	dnsAddr := testharness.StartDNS(t, "127.0.0.1", "kubernetes.default.svc.cluster.local", "10.233.0.1", true).Addr
-	addr := map[string]string{
-		"127.0.0.1:2379":   fmt.Sprintf("127.0.0.1:%d", cp),
-		"10.10.0.11:2379":  fmt.Sprintf("127.0.0.1:%d", cp),
-		"10.10.0.11:2380":  fmt.Sprintf("127.0.0.1:%d", pp),
-		"169.254.25.10:53": dnsAddr,
-		"10.233.0.3:53":    dnsAddr,
-	}
+	addr := testharness.StartServices(t, tr, etcdUp)
 	return &liveNode{tree: tr, extra: map[string]any{
 		"layercheck_verify_root":        tr.Root,
 		"layercheck_verify_become":      false,

@@ -70,9 +70,13 @@ type CertInfo struct {
 	// KubeadmName is the name `kubeadm certs check-expiration` uses.
 	KubeadmName string `json:"kubeadm_name,omitempty"`
 	// CAName is kubeadm's CA name of the signer (ca, front-proxy-ca, etcd-ca).
-	CAName      string    `json:"ca_name,omitempty"`
-	Subject     string    `json:"subject"`
-	Issuer      string    `json:"issuer"`
+	CAName  string `json:"ca_name,omitempty"`
+	Subject string `json:"subject"`
+	Issuer  string `json:"issuer"`
+	// SubjectCN and IssuerCN are the common names of Subject and Issuer
+	// (the metrics label certificates with them).
+	SubjectCN   string    `json:"subject_cn,omitempty"`
+	IssuerCN    string    `json:"issuer_cn,omitempty"`
 	Serial      string    `json:"serial"`
 	IsCA        bool      `json:"is_ca"`
 	DNSNames    []string  `json:"dns_names,omitempty"`
@@ -116,6 +120,23 @@ type CertificatesFacts struct {
 	Missing []string `json:"missing"`
 	// Symlinks are directory links followed, e.g. /etc/kubernetes/pki -> /etc/kubernetes/ssl.
 	Symlinks map[string]string `json:"symlinks,omitempty"`
+	// TrustStoreCopies are the copies of make-ssl-etcd.sh's CA kubespray
+	// puts in the system trust store (TrustStoreEtcdCA) found on this node.
+	TrustStoreCopies []CertCopy `json:"trust_store_copies,omitempty"`
+}
+
+// CertCopy is a copy of a certificate outside its family's directory:
+// Source is the file it was copied from, Current whether it still is
+// that file's certificate.
+type CertCopy struct {
+	Path      string        `json:"path"`
+	Source    string        `json:"source"`
+	SubjectCN string        `json:"subject_cn,omitempty"`
+	IssuerCN  string        `json:"issuer_cn,omitempty"`
+	NotAfter  time.Time     `json:"not_after,omitzero"`
+	DaysLeft  int           `json:"days_left"`
+	Current   bool          `json:"current"`
+	Status    verify.Status `json:"status"`
 }
 
 // candidate is a certificate found on disk before judging it.
@@ -222,7 +243,9 @@ func (certificatesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, 
 	}
 
 	// Copies outside etcd_cert_dir (trust store, cilium).
-	results = append(results, certCopies(env)...)
+	copies, copyResults := certCopies(env)
+	f.TrustStoreCopies = copies
+	results = append(results, copyResults...)
 
 	// Expected files: kubeadm's only where kubeadm has run, else one
 	// result says its role has not run.
@@ -561,6 +584,7 @@ func judgeCert(env *Env, c *candidate) {
 	in := &c.info
 	in.Subject = opensslName(cert.RawSubject)
 	in.Issuer = opensslName(cert.RawIssuer)
+	in.SubjectCN, in.IssuerCN = cert.Subject.CommonName, cert.Issuer.CommonName
 	in.Serial = cert.SerialNumber.Text(16)
 	in.IsCA = cert.IsCA
 	in.DNSNames = cert.DNSNames

@@ -27,17 +27,23 @@ var TrustStoreEtcdCA = []string{
 // in etcd (roles/network_plugin/cilium/tasks/install.yml: ca_cert.crt,
 // cert.crt, key.pem, hard links to ca.pem, node-<host>.pem and
 // node-<host>-key.pem). A copy that differs from its source is stale: the
-// source was regenerated and the copy was not.
-func certCopies(env *Env) []verify.Result {
+// source was regenerated and the copy was not. The trust store copy found
+// is returned for the facts too.
+func certCopies(env *Env) ([]CertCopy, []verify.Result) {
 	o := env.Options
 	if o.EtcdDeploymentType == "kubeadm" {
-		return nil // kubeadm's etcd CA is not copied anywhere
+		return nil, nil // kubeadm's etcd CA is not copied anywhere
 	}
 	var res []verify.Result
+	var copies []CertCopy
 	caPath := path.Join(o.EtcdCertDir, "ca.pem")
 	caData, caErr := env.Read(caPath)
 	if caErr == nil {
-		res = append(res, trustStoreCopy(env, caPath, caData)...)
+		cp, r := trustStoreCopy(env, caPath, caData)
+		if cp != nil {
+			copies = append(copies, *cp)
+		}
+		res = append(res, r...)
 	}
 	if o.KubeNetworkPlugin == "cilium" && o.CiliumIdentityAllocationMode == "kvstore" && env.Host != "" {
 		for _, l := range []struct{ src, dst string }{
@@ -48,10 +54,10 @@ func certCopies(env *Env) []verify.Result {
 			res = append(res, ciliumCopy(env, path.Join(o.EtcdCertDir, l.src), path.Join(o.CiliumCertDir, l.dst)))
 		}
 	}
-	return res
+	return copies, res
 }
 
-func trustStoreCopy(env *Env, caPath string, caData []byte) []verify.Result {
+func trustStoreCopy(env *Env, caPath string, caData []byte) (*CertCopy, []verify.Result) {
 	for _, p := range TrustStoreEtcdCA {
 		data, err := env.Read(p)
 		if err != nil {
@@ -60,28 +66,31 @@ func trustStoreCopy(env *Env, caPath string, caData []byte) []verify.Result {
 		got, _, gerr := parsePEMCerts(data)
 		want, _, werr := parsePEMCerts(caData)
 		if gerr != nil || werr != nil || len(got) == 0 || len(want) == 0 {
-			return []verify.Result{{Check: "trust_store_etcd_ca", Status: verify.StatusFail,
+			return nil, []verify.Result{{Check: "trust_store_etcd_ca", Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("%s on %s is not a readable certificate", p, hostName(env)),
 				Remediation: trustStoreFix(p)}}
 		}
-		if !bytes.Equal(got[0].Raw, want[0].Raw) {
-			return []verify.Result{{Check: "trust_store_etcd_ca", Status: verify.StatusFail,
+		days := int(got[0].NotAfter.Sub(env.Now) / (24 * time.Hour))
+		cp := &CertCopy{Path: p, Source: caPath, SubjectCN: got[0].Subject.CommonName, IssuerCN: got[0].Issuer.CommonName,
+			NotAfter: got[0].NotAfter.UTC(), DaysLeft: days, Current: bytes.Equal(got[0].Raw, want[0].Raw), Status: verify.StatusFail}
+		if !cp.Current {
+			return cp, []verify.Result{{Check: "trust_store_etcd_ca", Status: verify.StatusFail,
 				Msg: fmt.Sprintf("the system trust store's etcd CA %s on %s is not %s (subject %s, serial %s vs %s): a stale copy of a regenerated etcd CA, so tools trusting the system store reject etcd",
 					p, hostName(env), caPath, opensslName(got[0].RawSubject), got[0].SerialNumber.Text(16), want[0].SerialNumber.Text(16)),
 				Expected: want[0].SerialNumber.Text(16), Actual: got[0].SerialNumber.Text(16),
 				Remediation: trustStoreFix(p)}}
 		}
-		days := int(got[0].NotAfter.Sub(env.Now) / (24 * time.Hour))
 		st := verify.StatusOK
 		if days < env.Options.CertFailDays {
 			st = verify.StatusFail
 		} else if days < env.Options.CertWarnDays {
 			st = verify.StatusWarn
 		}
-		return []verify.Result{{Check: "trust_store_etcd_ca", Status: st,
+		cp.Status = st
+		return cp, []verify.Result{{Check: "trust_store_etcd_ca", Status: st,
 			Msg: fmt.Sprintf("the system trust store's etcd CA %s is %s (expires %s, %d days left)", p, caPath, got[0].NotAfter.UTC().Format(time.RFC3339), days)}}
 	}
-	return nil // not every host gets the copy (see TrustStoreEtcdCA)
+	return nil, nil // not every host gets the copy (see TrustStoreEtcdCA)
 }
 
 func trustStoreFix(p string) string {

@@ -102,6 +102,9 @@ type DNSFacts struct {
 	// CoreDNS and nodelocaldns forward names outside the cluster to.
 	UpstreamDNSServers []string `json:"upstream_dns_servers"`
 	ForwardTarget      string   `json:"forward_target"`
+	// LoopHazard is the resolver-loop hazard of PodResolvConf for CoreDNS
+	// and nodelocaldns: none, loopback, total or partial (DNSLoop*).
+	LoopHazard string `json:"loop_hazard,omitempty"`
 }
 
 // DNSTierFacts is one query: tier "nodelocaldns" or "coredns"; Rcode as
@@ -394,6 +397,7 @@ func (dnsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		facts.SystemdResolved = ParseResolvedConf(data)
 		facts.SystemdResolved.Path = dnsResolvedDropIn
 	}
+	facts.LoopHazard = dnsLoopHazard(o, clusterIPs, pod)
 	for _, r := range dnsResolverChecks(o, mode, clusterIPs, nodelocal, skydns, podPath, pod, podErr, host, facts.SystemdResolved) {
 		if r.Check == "pod_resolv_conf" && r.Status == verify.StatusFail && r.Remediation == dnsRemedyLoopback {
 			if why := loopbackOrigin(env, podPath, facts.HostPath); why != "" {
@@ -603,6 +607,59 @@ func dnsIsLoopback(s string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
+// dnsNameserverKinds splits the nameservers of pod (nil: none) into
+// loopback addresses, cluster DNS addresses and the others.
+func dnsNameserverKinds(pod *DNSResolvConf, clusterIPs []string) (loop, cluster, other []string) {
+	if pod == nil {
+		return nil, nil, nil
+	}
+	for _, ns := range pod.Nameservers {
+		switch {
+		case dnsIsLoopback(ns):
+			loop = append(loop, ns)
+		case slices.Contains(clusterIPs, ns):
+			cluster = append(cluster, ns)
+		default:
+			other = append(other, ns)
+		}
+	}
+	return loop, cluster, other
+}
+
+// Resolver-loop hazards (DNSFacts.LoopHazard), as dnsResolverChecks judges
+// the file kubelet hands CoreDNS and nodelocaldns when they forward names
+// outside the cluster to it (upstream_dns_servers empty).
+const (
+	DNSLoopNone = "none"
+	// DNSLoopLoopback: a loopback nameserver, CoreDNS itself inside its pod.
+	DNSLoopLoopback = "loopback"
+	// DNSLoopTotal: only cluster DNS addresses, every outside name loops.
+	DNSLoopTotal = "total"
+	// DNSLoopPartial: cluster DNS beside real resolvers, some names loop.
+	DNSLoopPartial = "partial"
+)
+
+// DNSLoopHazards lists the hazards other than none.
+var DNSLoopHazards = []string{DNSLoopLoopback, DNSLoopTotal, DNSLoopPartial}
+
+// dnsLoopHazard is the resolver-loop hazard of pod for CoreDNS and
+// nodelocaldns, in the order dnsResolverChecks tests the same cases.
+func dnsLoopHazard(o Options, clusterIPs []string, pod *DNSResolvConf) string {
+	if len(dnsNonEmpty(o.UpstreamDNSServers)) > 0 {
+		return DNSLoopNone // they forward to upstream_dns_servers, not to the file
+	}
+	loop, cluster, other := dnsNameserverKinds(pod, clusterIPs)
+	switch {
+	case len(loop) > 0:
+		return DNSLoopLoopback
+	case len(cluster) > 0 && len(other) == 0:
+		return DNSLoopTotal
+	case len(cluster) > 0:
+		return DNSLoopPartial
+	}
+	return DNSLoopNone
+}
+
 // dnsResolverChecks judges the resolver files for forwarding loops; it is
 // pure so every variant can be table-tested. See the package comment of
 // this file for the kubespray templates behind each rule.
@@ -614,18 +671,8 @@ func dnsResolverChecks(o Options, mode string, clusterIPs []string, nodelocal, s
 
 	// The file handed to pods with dnsPolicy Default.
 	r := verify.Result{Check: "pod_resolv_conf"}
-	var loop, cluster, other []string
+	loop, cluster, other := dnsNameserverKinds(pod, clusterIPs)
 	if pod != nil {
-		for _, ns := range pod.Nameservers {
-			switch {
-			case dnsIsLoopback(ns):
-				loop = append(loop, ns)
-			case slices.Contains(clusterIPs, ns):
-				cluster = append(cluster, ns)
-			default:
-				other = append(other, ns)
-			}
-		}
 		r.Evidence = pod
 	}
 	switch {

@@ -85,10 +85,11 @@ func TestDNSResolverChecks(t *testing.T) {
 		host      *DNSResolvConf
 		resolved  *DNSResolved
 		want      []want
+		hazard    string // DNSFacts.LoopHazard; "" is none
 	}{
 		{
 			name: "kubespray default on Ubuntu: nodelocaldns plus the DHCP resolver, no upstream -> loop risk (warn)", nodelocal: true,
-			podPath: podRC, pod: rc(nl, "10.10.0.1"), host: stub, resolved: resolvedOK,
+			podPath: podRC, pod: rc(nl, "10.10.0.1"), host: stub, resolved: resolvedOK, hazard: DNSLoopPartial,
 			want: []want{
 				{"pod_resolv_conf", verify.StatusWarn, "loop risk: " + podRC + " (kubelet resolvConf"},
 				{"pod_resolv_conf", verify.StatusWarn, "names cluster DNS 169.254.25.10 besides 10.10.0.1 and upstream_dns_servers is empty"},
@@ -106,17 +107,17 @@ func TestDNSResolverChecks(t *testing.T) {
 		},
 		{
 			name: "only nodelocaldns, no upstream -> loop (fail)", nodelocal: true,
-			podPath: podRC, pod: rc(nl),
+			podPath: podRC, pod: rc(nl), hazard: DNSLoopTotal,
 			want: []want{{"pod_resolv_conf", verify.StatusFail, "names only cluster DNS 169.254.25.10 and upstream_dns_servers is empty"}},
 		},
 		{
 			name:    "only the CoreDNS IP without nodelocaldns -> loop (fail)",
-			podPath: "/etc/resolv.conf", pod: &DNSResolvConf{Path: "/etc/resolv.conf", Nameservers: []string{coredn}},
+			podPath: "/etc/resolv.conf", pod: &DNSResolvConf{Path: "/etc/resolv.conf", Nameservers: []string{coredn}}, hazard: DNSLoopTotal,
 			want: []want{{"pod_resolv_conf", verify.StatusFail, "names only cluster DNS 10.233.0.3"}},
 		},
 		{
 			name: "systemd-resolved stub handed to pods -> fail", nodelocal: true,
-			podPath: "/etc/resolv.conf", pod: &DNSResolvConf{Path: "/etc/resolv.conf", Nameservers: []string{"127.0.0.53"}}, host: stub,
+			podPath: "/etc/resolv.conf", pod: &DNSResolvConf{Path: "/etc/resolv.conf", Nameservers: []string{"127.0.0.53"}}, host: stub, hazard: DNSLoopLoopback,
 			want: []want{{"pod_resolv_conf", verify.StatusFail, "names loopback nameserver 127.0.0.53: inside CoreDNS's pod that address is CoreDNS itself (a forwarding loop, kubespray#3979)"}},
 		},
 		{
@@ -126,7 +127,7 @@ func TestDNSResolverChecks(t *testing.T) {
 		},
 		{
 			name: "IPv6 loopback", nodelocal: true,
-			podPath: podRC, pod: rc("::1"),
+			podPath: podRC, pod: rc("::1"), hazard: DNSLoopLoopback,
 			want: []want{{"pod_resolv_conf", verify.StatusFail, "names loopback nameserver ::1"}},
 		},
 		{
@@ -172,6 +173,13 @@ func TestDNSResolverChecks(t *testing.T) {
 				cluster = append(cluster, nl)
 			}
 			res := dnsResolverChecks(o, "coredns", cluster, nl, coredn, tc.podPath, tc.pod, tc.podErr, tc.host, tc.resolved)
+			wantHazard := tc.hazard
+			if wantHazard == "" {
+				wantHazard = DNSLoopNone
+			}
+			if got := dnsLoopHazard(o, cluster, tc.pod); got != wantHazard {
+				t.Errorf("loop hazard %q, want %q", got, wantHazard)
+			}
 			for _, w := range tc.want {
 				found := false
 				for _, r := range res {

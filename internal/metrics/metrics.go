@@ -1,0 +1,125 @@
+// Package metrics renders the reports of `layercheck node` and `layercheck
+// cluster` as Prometheus metrics: a private registry per run holding one
+// collector that turns the layers' results and facts into constant
+// metrics, written in the text exposition format (expfmt) to a writer or
+// atomically to node_exporter's textfile directory.
+//
+// Every metric is named layercheck_*, in base units, and its labels take
+// only values bounded by the node's layout: certificate files, etcd
+// endpoints, DNS tiers, layers and statuses. The values come from the
+// reports as they are; nothing here reads the node again.
+//
+// Only the CLI links this package: the Ansible module binaries stay
+// without prometheus/client_golang.
+package metrics
+
+import (
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/layercheck/layercheck/verify"
+)
+
+// Run is what is known of a run beside its report: when it started and
+// how long it took.
+type Run struct {
+	Start    time.Time
+	Duration time.Duration
+}
+
+// Scopes: the scope label of the metrics every run has.
+const (
+	ScopeNode    = "node"
+	ScopeCluster = "cluster"
+)
+
+// Statuses are the values of layercheck_layer_status's status label, one
+// series each per layer, 1 for the layer's status and 0 for the others.
+var Statuses = []verify.Status{verify.StatusOK, verify.StatusWarn, verify.StatusFail, verify.StatusSkipped, verify.StatusError}
+
+var (
+	descLayerStatus = prometheus.NewDesc("layercheck_layer_status",
+		"Status of a layercheck layer in the last run: 1 for the layer's status (ok, warn, fail, skipped, error), 0 for the others.",
+		[]string{"scope", "layer", "status"}, nil)
+	descLayerDuration = prometheus.NewDesc("layercheck_layer_duration_seconds",
+		"Time a layercheck layer took in the last run.",
+		[]string{"scope", "layer"}, nil)
+	descLastRun = prometheus.NewDesc("layercheck_last_run_timestamp_seconds",
+		"Time the last layercheck run started, in seconds since the Unix epoch.",
+		[]string{"scope"}, nil)
+	descLastRunDuration = prometheus.NewDesc("layercheck_last_run_duration_seconds",
+		"Time the last layercheck run took.",
+		[]string{"scope"}, nil)
+)
+
+// NewRegistry returns a private registry (pedantic: it checks that what
+// the collector sends matches what it describes) holding c.
+func NewRegistry(c prometheus.Collector) (*prometheus.Registry, error) {
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// Write writes what g gathers in the Prometheus text exposition format.
+func Write(w io.Writer, g prometheus.Gatherer) error {
+	mfs, err := g.Gather()
+	if err != nil {
+		return err
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteTextfile writes what g gathers to dir/name for node_exporter's
+// textfile collector, atomically: a temporary file in dir (whose name does
+// not end in .prom, so the collector never reads it half-written), made
+// readable by all (0644, node_exporter runs as its own user), renamed over
+// the file.
+func WriteTextfile(dir, name string, g prometheus.Gatherer) error {
+	return prometheus.WriteToTextfile(filepath.Join(dir, name), g)
+}
+
+// layersCollector sends the metrics every run has: each layer's status
+// and duration, and the run's start and duration.
+func collectRun(ch chan<- prometheus.Metric, scope string, layers map[string]*verify.LayerReport, run Run) {
+	for name, lr := range layers {
+		for _, st := range Statuses {
+			ch <- prometheus.MustNewConstMetric(descLayerStatus, prometheus.GaugeValue, boolValue(lr.Status == st), scope, name, string(st))
+		}
+		ch <- prometheus.MustNewConstMetric(descLayerDuration, prometheus.GaugeValue, float64(lr.DurationMS)/1000, scope, name)
+	}
+	ch <- prometheus.MustNewConstMetric(descLastRun, prometheus.GaugeValue, float64(run.Start.UnixNano())/1e9, scope)
+	ch <- prometheus.MustNewConstMetric(descLastRunDuration, prometheus.GaugeValue, run.Duration.Seconds(), scope)
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ClusterCollector collects the metrics of a `layercheck cluster` run.
+type ClusterCollector struct {
+	Layers map[string]*verify.LayerReport
+	Run    Run
+}
+
+// Describe sends the descriptors of what Collect sends.
+func (c *ClusterCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+
+// Collect sends each cluster layer's status and duration and the run's.
+func (c *ClusterCollector) Collect(ch chan<- prometheus.Metric) {
+	collectRun(ch, ScopeCluster, c.Layers, c.Run)
+}
