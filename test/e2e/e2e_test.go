@@ -116,7 +116,11 @@ func etcdStage(t *testing.T, r release, res *results) {
 	filesRepo := startFilesRepo(t, filepath.Join(cacheDir, "files"))
 
 	work := t.TempDir()
-	s.inv = writeInventory(t, work, filesRepo, fields[1], nil)
+	extra := map[string]any{}
+	if r.SetEtcdVersion {
+		extra["etcd_version"] = r.EtcdVersion
+	}
+	s.inv = writeInventory(t, work, filesRepo, fields[1], extra)
 	s.play = filepath.Join(work, "etcd-stage.yml")
 	etcdStagePlaybook(t, ksDir, s.play)
 
@@ -148,6 +152,7 @@ func etcdStage(t *testing.T, r release, res *results) {
 		}
 	}
 	sameVerdicts(t, "healthy", healthyYML, healthyCLI)
+	rec.timed("monitor role: service, timer and layercheck.prom on each node", func() { s.monitor(t) })
 
 	for _, b := range breaks(s) {
 		found := &breakResult{Name: b.Name, Host: b.Host, Layer: b.Layer, Want: b.Status}

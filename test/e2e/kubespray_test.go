@@ -19,11 +19,15 @@ type release struct {
 	// EtcdVersion is the etcd built and installed; EtcdWhy says why this
 	// one (the release's default, or why another it accepts).
 	EtcdVersion, EtcdWhy string
+	// SetEtcdVersion: the inventory sets etcd_version (it is not the
+	// release's default).
+	SetEtcdVersion bool
 }
 
 var releases = []release{
 	{Name: "v2.31.0", EtcdVersion: "3.6.10", EtcdWhy: "the release's default (kube_version 1.35.4)"},
-	{Name: "v2.28.1", EtcdVersion: "3.5.11", EtcdWhy: "the release's default 3.5.22 cannot be built: the Go module proxy serves no etcdctl or etcdutl v3.5.22; 3.5.11 is in the release's etcd_binary_checksums"},
+	{Name: "v2.28.1", EtcdVersion: "3.5.11", SetEtcdVersion: true,
+		EtcdWhy: "the release's default 3.5.22 cannot be built: the Go module proxy serves no etcdctl or etcdutl v3.5.22; 3.5.11 is in the release's etcd_binary_checksums, and the inventory sets etcd_version: 3.5.11"},
 }
 
 // etcdStagePlaybook writes the part of the release's own
