@@ -216,9 +216,14 @@ func checkCalicoSettings(c *checkCtx) []Finding {
 				u = use{name: "peer_with_calico_rr", ours: c.vars[first].Get("peer_with_calico_rr"), judge: v, hosts: []string{first}}
 			}
 			f := c.finding("calico-settings", SeverityError, u)
-			f.Message = "peer_with_calico_rr is on but cluster_id is not a valid IPv4 address"
-			if !set {
-				f.Message = "peer_with_calico_rr is on but cluster_id is not set"
+			f.Message = "peer_with_calico_rr is on but cluster_id is not set"
+			if set {
+				f.Message = "peer_with_calico_rr is on but cluster_id is not a valid IPv4 address"
+			} else if u.ours == nil {
+				// peer_with_calico_rr is on by its default, because the
+				// calico_rr group has hosts: that group is where it was set
+				f.Where = c.groupWhere("calico_rr")
+				f.Message = "peer_with_calico_rr is on (its default, since the calico_rr group has hosts) but cluster_id is not set"
 			}
 			f.Why = "calico's check.yml stops: \"A unique cluster_id is required if using calico_rr, and it must be a valid IPv4 address\" (roles/network_plugin/calico/tasks/check.yml, checked on the first kube_control_plane host)."
 			f.Fix = "set cluster_id: \"244.0.0.1\" (any IPv4 address unique among your route reflector clusters) in group_vars/k8s_cluster"

@@ -187,6 +187,9 @@ func Run(in Input) *Report {
 	}
 	for i := range r.Findings {
 		maskSecrets(&r.Findings[i])
+		if r.Findings[i].Where == "" {
+			r.Findings[i].Where = c.inventoryWhere(r.Findings[i].Hosts)
+		}
 	}
 	r.Findings = mergeHosts(r.Findings, c.hosts)
 	r.finish()
