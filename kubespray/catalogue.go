@@ -129,6 +129,10 @@ type Catalogue struct {
 	Release *Release `json:"-"`
 	// Skipped names kubespray files not read, with why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Default is true for the bundled DefaultVersion taken because nothing
+	// chose a release: no checkout holds the inventory, no version was
+	// given, none was inferred (see ForInventory).
+	Default bool `json:"-"`
 	// Why says why this catalogue was chosen for a lint (set by
 	// ForInventory and Select): the kubespray checkout the inventory lives
 	// in, the version asked for and what it resolved to, or the bundled

@@ -155,6 +155,7 @@ func ForInventory(sources []string) (*Catalogue, error) {
 		return nil, err
 	}
 	c.Why = "the default, as the inventory lives in no kubespray checkout"
+	c.Default = true
 	return c, nil
 }
 

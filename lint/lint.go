@@ -120,6 +120,10 @@ type Report struct {
 	// checkout the inventory lives in, --kubespray-version, or the
 	// bundled default.
 	CatalogueWhy string `json:"catalogue_why,omitempty"`
+	// AnsibleCore is the ansible-core series string booleans were judged
+	// under ("2.18"), AnsibleCoreWhy why that one (JudgedAnsibleCore).
+	AnsibleCore    string `json:"ansible_core,omitempty"`
+	AnsibleCoreWhy string `json:"ansible_core_why,omitempty"`
 	// LocationsRelativeTo is set when the sources lie in different
 	// directories: then every Where is relative to this common directory
 	// (absolute when they share only the root). Unset, Where is relative
@@ -156,14 +160,18 @@ type Input struct {
 	// resolution still gives the location. A type disagreement between the
 	// two is reported as an "info" finding.
 	Resolved map[string]*parser.Map
+	// (AnsibleCore: see below.)
 	// UpgradeFrom, when set, is the catalogue of the kubespray release the
 	// cluster runs today: the upgrade-* rules then say what moving to
 	// Catalogue's release changes for this inventory (see upgrade.go).
 	UpgradeFrom *kubespray.Catalogue
 	// AnsibleCore is the ansible-core series the playbooks will run under
-	// ("2.18"); "" means 2.19, the first that fails a `when:` on a string.
-	// Below 2.19 a string boolean is not an error in Ansible: string-as-bool
-	// then says what kubespray really does with it (see ansibleVerdict).
+	// ("2.18"); "" means the series the chosen release pins (the newest its
+	// playbooks/ansible_version.yml accepts), or 2.19, the first that fails
+	// a `when:` on a string, for the default catalogue (see
+	// JudgedAnsibleCore). Below 2.19 a string boolean is not an error in
+	// Ansible: string-as-bool then says what kubespray really does with it,
+	// and what 2.19 and later will do (see ansibleVerdict).
 	AnsibleCore string
 }
 
@@ -179,6 +187,8 @@ func Run(in Input) *Report {
 	if in.Inventory != nil {
 		kubespray.ApplyDynamicGroups(in.Inventory)
 	}
+	in.AnsibleCore, r.AnsibleCoreWhy = JudgedAnsibleCore(in.AnsibleCore, in.Catalogue)
+	r.AnsibleCore = in.AnsibleCore
 	c := newCtx(in)
 	c.rrOutside = outside
 	r.LocationsRelativeTo = c.multiBase
@@ -241,7 +251,7 @@ func mergeHosts(fs []Finding, hosts []string) []Finding {
 // ForHost returns the findings affecting host: those naming it in Hosts,
 // plus the global ones (no Hosts).
 func (r *Report) ForHost(host string) *Report {
-	out := &Report{Catalogue: r.Catalogue, CatalogueWhy: r.CatalogueWhy, LocationsRelativeTo: r.LocationsRelativeTo, Findings: []Finding{}}
+	out := &Report{Catalogue: r.Catalogue, CatalogueWhy: r.CatalogueWhy, AnsibleCore: r.AnsibleCore, AnsibleCoreWhy: r.AnsibleCoreWhy, LocationsRelativeTo: r.LocationsRelativeTo, Findings: []Finding{}}
 	for _, f := range r.Findings {
 		if len(f.Hosts) == 0 {
 			out.Findings = append(out.Findings, f)

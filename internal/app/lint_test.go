@@ -57,16 +57,22 @@ func TestLintSaysWhichCatalogueAndWhy(t *testing.T) {
 		args      []string
 		catalogue string
 		why       string
+		core      string // the ansible-core judged, with why
 	}{
-		{"checkout", []string{"-i", inCheckout}, "kubespray checkout at " + ks, "chosen because the inventory " + inCheckout + " lives in this checkout"},
-		{"version", []string{"-i", sample("kubespray-3node"), "--kubespray-version", "v2.31"}, "bundled kubespray v2.31.0 ", "chosen with --kubespray-version v2.31, the newest bundled v2.31.x"},
-		{"default", []string{"-i", sample("kubespray-3node")}, "bundled kubespray master ", "the default, as the inventory lives in no kubespray checkout"},
+		{"checkout", []string{"-i", inCheckout}, "kubespray checkout at " + ks, "chosen because the inventory " + inCheckout + " lives in this checkout",
+			"2.18, the series the kubespray checkout pins (playbooks/ansible_version.yml:8 accepts 2.18.0 ≤ x < 2.19.0)"},
+		{"version", []string{"-i", sample("kubespray-3node"), "--kubespray-version", "v2.31"}, "bundled kubespray v2.31.0 ", "chosen with --kubespray-version v2.31, the newest bundled v2.31.x",
+			"2.18, the series kubespray v2.31.0 pins (playbooks/ansible_version.yml:8 accepts 2.18.0 ≤ x < 2.19.0)"},
+		{"version and --ansible-core", []string{"-i", sample("kubespray-3node"), "--kubespray-version", "v2.29", "--ansible-core", "2.19"}, "bundled kubespray v2.29.1 ", "chosen with --kubespray-version v2.29, the newest bundled v2.29.x",
+			"2.19, as given"},
+		{"default", []string{"-i", sample("kubespray-3node")}, "bundled kubespray master ", "the default, as the inventory lives in no kubespray checkout",
+			"2.19, the default: 2.19 and later fail a `when:` on a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := runCLI(t, append([]string{"lint"}, tc.args...)...)
 			require.Equal(t, 0, code, "%s\n%s", out, errOut)
 			header, _, _ := strings.Cut(out, "\n")
-			assert.Regexp(t, `\(catalogue: `+regexpQuote(tc.catalogue)+`[^;]*, `+regexpQuote(tc.why)+`; locations`, header)
+			assert.Regexp(t, `\(catalogue: `+regexpQuote(tc.catalogue)+`[^;]*, `+regexpQuote(tc.why)+`; string booleans judged under ansible-core `+regexpQuote(tc.core)+`; locations`, header)
 			assert.Regexp(t, `(?m)^OK: 0 error\(s\), 0 warning\(s\), 0 info \(`+regexpQuote(tc.catalogue)+`.*, `+regexpQuote(tc.why)+`\)$`, out)
 
 			out, errOut, code = runCLI(t, append([]string{"lint", "--format", "json"}, tc.args...)...)
