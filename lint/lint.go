@@ -179,18 +179,28 @@ type Input struct {
 // where, then variable.
 func Run(in Input) *Report {
 	r := &Report{Findings: []Finding{}}
-	if in.Catalogue != nil {
-		r.Catalogue, r.CatalogueWhy = in.Catalogue.Name, in.Catalogue.Why
-	}
 	in.Inventory = unparsedView(in.Inventory)
 	outside := rrOutside(in.Inventory) // as written, before dynamic_groups
 	if in.Inventory != nil {
 		kubespray.ApplyDynamicGroups(in.Inventory)
 	}
-	in.AnsibleCore, r.AnsibleCoreWhy = JudgedAnsibleCore(in.AnsibleCore, in.Catalogue)
-	r.AnsibleCore = in.AnsibleCore
 	c := newCtx(in)
 	c.rrOutside = outside
+	note := ""
+	if in.Catalogue != nil && in.Catalogue.Default {
+		var cat *kubespray.Catalogue
+		if cat, note = c.inferRelease(); cat != nil {
+			in.Catalogue, c.in.Catalogue, c.cat = cat, cat, cat
+		}
+	}
+	if in.Catalogue != nil {
+		r.Catalogue, r.CatalogueWhy = in.Catalogue.Name, in.Catalogue.Why
+		if note != "" {
+			r.CatalogueWhy += "; " + note
+		}
+	}
+	c.in.AnsibleCore, r.AnsibleCoreWhy = JudgedAnsibleCore(in.AnsibleCore, in.Catalogue)
+	r.AnsibleCore = c.in.AnsibleCore
 	r.LocationsRelativeTo = c.multiBase
 	for _, rl := range rules {
 		r.Findings = append(r.Findings, rl.check(c)...)

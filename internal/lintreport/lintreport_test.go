@@ -160,7 +160,9 @@ func TestLintSARIF(t *testing.T) {
 		variable, _ := r.Properties["variable"].(string)
 		assert.Contains(t, line, variable, "%s:%d", pl.ArtifactLocation.URI, pl.Region.StartLine)
 		assert.Greater(t, pl.Region.StartColumn, 0)
-		assert.Equal(t, "error", r.Level)
+		// an error, or under the ansible-core the sample's release pins
+		// (2.18) a warning where the value works as meant there
+		assert.Contains(t, []string{"error", "warning"}, r.Level)
 		sawBool = true
 	}
 	require.True(t, sawBool, "no string-as-bool result with a region")
