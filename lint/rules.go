@@ -82,7 +82,8 @@ type checkCtx struct {
 	in    Input
 	cat   *kubespray.Catalogue
 	hosts []string               // inventory order
-	vars  map[string]*parser.Map // our resolution, per host
+	vars  map[string]*hostVars   // our resolution, per host
+	table *varTable              // the same, as layers and columns
 	bases []string               // directories locations are made relative to
 	// multiBase is the common directory of sources in several directories
 	// (the one base then), "" for sources in one directory.
@@ -90,6 +91,8 @@ type checkCtx struct {
 	// rrOutside are calico_rr hosts outside k8s_cluster as written.
 	rrOutside []string
 	defaults  map[string]*parser.Value
+	// templateNamesMemo caches templateNames.
+	templateNamesMemo map[string]bool
 }
 
 // use is one value a set of hosts gets for a variable: ours (with its
@@ -102,15 +105,17 @@ type use struct {
 }
 
 func newCtx(in Input) *checkCtx {
-	c := &checkCtx{in: in, cat: in.Catalogue, vars: map[string]*parser.Map{}, defaults: map[string]*parser.Value{}}
+	c := &checkCtx{in: in, cat: in.Catalogue, vars: map[string]*hostVars{}, defaults: map[string]*parser.Value{}}
 	if c.cat == nil {
 		c.cat = &kubespray.Catalogue{Vars: map[string]*kubespray.Var{}}
 	}
+	c.table = &varTable{extra: in.Extra, byHostKey: map[string][]int{}, cols: map[string][]*parser.Value{}}
 	if in.Inventory != nil {
+		c.hosts = make([]string, 0, len(in.Inventory.Hosts))
 		for _, h := range in.Inventory.Hosts {
 			c.hosts = append(c.hosts, h.Name)
-			c.vars[h.Name] = in.Inventory.HostVars(h, in.Extra)
 		}
+		c.table = newVarTable(in.Inventory, in.Extra, c.vars)
 		c.in.Resolved = pruneAgreeing(in.Resolved, c.vars)
 		for _, s := range in.Inventory.Sources {
 			if s == "" {
@@ -170,6 +175,9 @@ func within(path, dir string) bool {
 // hosts it wins on (inventory order); values Ansible typed differently from
 // us on some hosts make a separate use.
 func (c *checkCtx) uses(name string) []use {
+	if c.in.Resolved == nil {
+		return c.usesOfColumn(name)
+	}
 	type key struct {
 		v  *parser.Value
 		rk string
@@ -200,25 +208,36 @@ func (c *checkCtx) resolved(host, name string) *parser.Value {
 	return c.in.Resolved[host].Get(name)
 }
 
-// names is every variable name some host gets, sorted.
-func (c *checkCtx) names() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, h := range c.hosts {
-		m := c.vars[h]
-		if m == nil {
+// usesOfColumn is uses without Ansible's resolution: the hosts grouped by
+// the value they get, read from the column, consecutive hosts with the same
+// value (the usual case) grouped without a lookup.
+func (c *checkCtx) usesOfColumn(name string) []use {
+	col := c.table.column(name)
+	var out []*use
+	at := map[*parser.Value]*use{}
+	var last *use
+	for i, v := range col {
+		if v == nil {
 			continue
 		}
-		for _, k := range m.Keys {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
+		if last == nil || last.ours != v {
+			if last = at[v]; last == nil {
+				last = &use{name: name, ours: v, judge: v}
+				at[v] = last
+				out = append(out, last)
 			}
 		}
+		last.hosts = append(last.hosts, c.hosts[i])
 	}
-	sort.Strings(out)
-	return out
+	list := make([]use, len(out))
+	for i, u := range out {
+		list[i] = *u
+	}
+	return list
 }
+
+// names is every variable name some host gets, sorted.
+func (c *checkCtx) names() []string { return c.table.names() }
 
 // value returns what host gets for name: its own value, else the
 // catalogue default (loc nil then), else nil.
@@ -435,7 +454,7 @@ func judged(v *parser.Value) bool {
 // ours carries the file:line:col a finding must name. What is left are the
 // values where Ansible and our reading disagree (Ansible's type wins there)
 // and values we do not resolve at all. resolved itself is not changed.
-func pruneAgreeing(resolved map[string]*parser.Map, ours map[string]*parser.Map) map[string]*parser.Map {
+func pruneAgreeing(resolved map[string]*parser.Map, ours map[string]*hostVars) map[string]*parser.Map {
 	if resolved == nil {
 		return nil
 	}
