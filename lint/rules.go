@@ -81,10 +81,10 @@ func Rules() []RuleInfo {
 type checkCtx struct {
 	in    Input
 	cat   *kubespray.Catalogue
-	hosts []string               // inventory order
-	vars  map[string]*hostVars   // our resolution, per host
-	table *varTable              // the same, as layers and columns
-	bases []string               // directories locations are made relative to
+	hosts []string             // inventory order
+	vars  map[string]*hostVars // our resolution, per host
+	table *varTable            // the same, as layers and columns
+	bases []string             // directories locations are made relative to
 	// multiBase is the common directory of sources in several directories
 	// (the one base then), "" for sources in one directory.
 	multiBase string
