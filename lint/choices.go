@@ -309,9 +309,9 @@ type combo struct {
 func combos(c *checkCtx, na, nb string) []combo {
 	type key struct{ a, b *parser.Value }
 	var m byFirstSeen[key, combo]
-	for _, h := range c.hosts {
-		a, aSet := c.value(h, na)
-		b, bSet := c.value(h, nb)
+	for i, h := range c.hosts {
+		a, aSet := c.valueAt(i, na)
+		b, bSet := c.valueAt(i, nb)
 		k := key{a, b}
 		if !aSet {
 			k.a = nil

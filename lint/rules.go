@@ -91,8 +91,11 @@ type checkCtx struct {
 	// rrOutside are calico_rr hosts outside k8s_cluster as written.
 	rrOutside []string
 	defaults  map[string]*parser.Value
-	// templateNamesMemo caches templateNames.
+	// templateNamesMemo and groupHostsMemo cache templateNames and
+	// groupHosts (the inventory does not change while the rules run).
 	templateNamesMemo map[string]bool
+	groupHostsMemo    map[string][]string
+	hostIndex         map[*parser.Host]int // a host's index in hosts
 }
 
 // use is one value a set of hosts gets for a variable: ours (with its
@@ -239,6 +242,18 @@ func (c *checkCtx) usesOfColumn(name string) []use {
 // names is every variable name some host gets, sorted.
 func (c *checkCtx) names() []string { return c.table.names() }
 
+// valueAt is value for the host at index i of c.hosts, read from the
+// column (a loop over every host reads each variable without a lookup).
+func (c *checkCtx) valueAt(i int, name string) (v *parser.Value, set bool) {
+	if c.in.Resolved != nil {
+		return c.value(c.hosts[i], name)
+	}
+	if v := c.table.column(name)[i]; v != nil {
+		return v, true
+	}
+	return c.defaultOf(name), false
+}
+
 // value returns what host gets for name: its own value, else the
 // catalogue default (loc nil then), else nil.
 func (c *checkCtx) value(host, name string) (v *parser.Value, set bool) {
@@ -250,15 +265,21 @@ func (c *checkCtx) value(host, name string) (v *parser.Value, set bool) {
 	if v := c.vars[host].Get(name); v != nil {
 		return v, true
 	}
+	return c.defaultOf(name), false
+}
+
+// defaultOf is the catalogue default of name as a Value (one per name, so
+// hosts group by it), nil when it has none or it is not a literal.
+func (c *checkCtx) defaultOf(name string) *parser.Value {
 	if d, ok := c.defaults[name]; ok {
-		return d, false
+		return d
 	}
 	var dv *parser.Value
 	if d := c.cat.Lookup(name); d != nil {
 		dv = defaultValue(d) // one Value per name, so hosts group by it
 	}
 	c.defaults[name] = dv
-	return dv, false
+	return dv
 }
 
 // defaultValue turns a catalogue default into a Value (nil for a templated
@@ -338,16 +359,34 @@ func (c *checkCtx) groupHosts(name string) (hosts []string, ok bool) {
 	if inv.Group(name) == nil {
 		return nil, false
 	}
-	in := map[string]bool{}
-	for _, h := range inv.HostsUnder(name) {
-		in[h.Name] = true
+	if hs, ok := c.groupHostsMemo[name]; ok {
+		return hs[:len(hs):len(hs)], true // a caller's append copies
 	}
-	for _, h := range c.hosts {
-		if in[h] {
+	if c.hostIndex == nil {
+		c.hostIndex = make(map[*parser.Host]int, len(inv.Hosts))
+		for i, h := range inv.Hosts {
+			c.hostIndex[h] = i
+		}
+	}
+	in := make([]bool, len(c.hosts))
+	n := 0
+	for _, h := range inv.HostsUnder(name) {
+		if i, ok := c.hostIndex[h]; ok && !in[i] {
+			in[i] = true
+			n++
+		}
+	}
+	hosts = make([]string, 0, n)
+	for i, h := range c.hosts {
+		if in[i] {
 			hosts = append(hosts, h)
 		}
 	}
-	return hosts, true
+	if c.groupHostsMemo == nil {
+		c.groupHostsMemo = map[string][]string{}
+	}
+	c.groupHostsMemo[name] = hosts
+	return hosts[:len(hosts):len(hosts)], true
 }
 
 // fixText words "name: value" in the syntax the value was written in.

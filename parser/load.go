@@ -589,16 +589,24 @@ func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
 
 // HostVarLayers is HostVars in two layers, without copying: group, the
 // variables h gets from its groups (shared by every host in the same
-// groups: never change it), and host, its own (inventory host vars, then
+// groups), and host, its own (h.Vars itself when no host_vars file adds
+// to them: never change either) (inventory host vars, then
 // host_vars files; nil when it has none). HostVars(h, extra) is group,
 // then host, then extra, each replacing the one before.
 func (inv *Inventory) HostVarLayers(h *Host) (group, host *Map) {
 	group = inv.groupLevelVars(inv.GroupsOf(h))
+	files := inv.HostVarsFiles[h.Name]
+	if len(files) == 0 {
+		if h.Vars.Len() > 0 {
+			host = h.Vars // read only, like group
+		}
+		return group, host
+	}
 	if h.Vars.Len() > 0 {
 		host = merge(NewMap(), h.Vars)
 	}
 	for _, dir := range inv.varsDirs {
-		for _, f := range inv.HostVarsFiles[h.Name] {
+		for _, f := range files {
 			if f.dir == dir {
 				if host == nil {
 					host = NewMap()
