@@ -91,7 +91,7 @@ func (c *checkCtx) failing(a kubespray.Assert) []use {
 		if at == nil {
 			continue // kubespray's own defaults fail: not the inventory's doing
 		}
-		u := groups.get(key.String(), func() *use { return &use{name: atName, ours: c.vars[h].Get(atName), judge: at} })
+		u := groups.get(key.String(), func() *use { return &use{name: atName, ours: c.varsOf(h).Get(atName), judge: at} })
 		u.hosts = append(u.hosts, h)
 	}
 	return groups.list()
@@ -107,7 +107,7 @@ const maxTupleVars = 8
 // to the hosts that share the tuple, in inventory order.
 func (c *checkCtx) failingByTuple(a kubespray.Assert, vars []string) []use {
 	type tuple [maxTupleVars]*parser.Value
-	cols := make([][]*parser.Value, len(vars))
+	cols := make([]*column, len(vars))
 	for j, n := range vars {
 		cols[j] = c.table.column(n)
 	}
@@ -122,7 +122,7 @@ func (c *checkCtx) failingByTuple(a kubespray.Assert, vars []string) []use {
 	for i := range c.hosts {
 		var t tuple
 		for j := range cols {
-			t[j] = cols[j][i]
+			t[j] = c.table.at(cols[j], i)
 		}
 		if last == nil || t != prev {
 			prev = t

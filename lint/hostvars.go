@@ -42,11 +42,11 @@ type varTable struct {
 	extra     *parser.Map
 	// byHostKey lists, per variable, the hosts whose own layer sets it.
 	byHostKey map[string][]int
-	cols      map[string][]*parser.Value
+	cols      map[string]*column
 }
 
-func newVarTable(inv *parser.Inventory, extra *parser.Map, vars map[string]*hostVars) *varTable {
-	t := &varTable{extra: extra, byHostKey: map[string][]int{}, cols: map[string][]*parser.Value{}}
+func newVarTable(inv *parser.Inventory, extra *parser.Map) *varTable {
+	t := &varTable{extra: extra, byHostKey: map[string][]int{}, cols: map[string]*column{}}
 	index := map[*parser.Map]int{}
 	for i, h := range inv.Hosts {
 		g, own := inv.HostVarLayers(h)
@@ -63,40 +63,69 @@ func newVarTable(inv *parser.Inventory, extra *parser.Map, vars map[string]*host
 				t.byHostKey[k] = append(t.byHostKey[k], i)
 			}
 		}
-		vars[h.Name] = &hostVars{group: g, host: own, extra: extra}
 	}
 	return t
 }
 
-// column is what every host gets for name (nil where nothing sets it), in
-// inventory order.
-func (t *varTable) column(name string) []*parser.Value {
+// column is what every host gets for one variable, without a slot per
+// host: the value of each group layer, and the hosts whose own layer (or
+// the extra vars) replaces it.
+type column struct {
+	all  *parser.Value   // from extra vars: every host's
+	gv   []*parser.Value // per group layer
+	over []int           // hosts whose own layer sets it, ascending
+	ov   []*parser.Value // their values
+}
+
+// column reads name for every host (once per name).
+func (t *varTable) column(name string) *column {
 	if col, ok := t.cols[name]; ok {
 		return col
 	}
-	col := make([]*parser.Value, len(t.gid))
-	if v := t.extra.Get(name); v != nil {
-		for i := range col {
-			col[i] = v
-		}
-	} else {
-		gv := make([]*parser.Value, len(t.groups))
-		any := false
+	col := &column{all: t.extra.Get(name)}
+	if col.all == nil {
+		col.gv = make([]*parser.Value, len(t.groups))
 		for i, g := range t.groups {
-			gv[i] = g.Get(name)
-			any = any || gv[i] != nil
+			col.gv[i] = g.Get(name)
 		}
-		if any {
-			for i, g := range t.gid {
-				col[i] = gv[g]
-			}
-		}
-		for _, i := range t.byHostKey[name] {
-			col[i] = t.hostLayer[i].Get(name)
+		col.over = t.byHostKey[name]
+		col.ov = make([]*parser.Value, len(col.over))
+		for k, i := range col.over {
+			col.ov[k] = t.hostLayer[i].Get(name)
 		}
 	}
 	t.cols[name] = col
 	return col
+}
+
+// at is what the host at index i gets (nil: nothing sets it).
+func (t *varTable) at(col *column, i int) *parser.Value {
+	if col.all != nil {
+		return col.all
+	}
+	if len(col.over) > 0 {
+		if k := sort.SearchInts(col.over, i); k < len(col.over) && col.over[k] == i {
+			return col.ov[k]
+		}
+	}
+	return col.gv[t.gid[i]]
+}
+
+// each calls fn with every host's value, in inventory order.
+func (t *varTable) each(col *column, fn func(i int, v *parser.Value)) {
+	k := 0
+	for i, g := range t.gid {
+		v := col.all
+		if v == nil {
+			if k < len(col.over) && col.over[k] == i {
+				v = col.ov[k]
+				k++
+			} else {
+				v = col.gv[g]
+			}
+		}
+		fn(i, v)
+	}
 }
 
 // names is every variable some host gets, sorted: the keys of every layer.

@@ -82,8 +82,7 @@ type checkCtx struct {
 	in    Input
 	cat   *kubespray.Catalogue
 	hosts []string             // inventory order
-	vars  map[string]*hostVars // our resolution, per host
-	table *varTable            // the same, as layers and columns
+	table *varTable // our resolution, as layers and columns (see varsOf)
 	bases []string             // directories locations are made relative to
 	// multiBase is the common directory of sources in several directories
 	// (the one base then), "" for sources in one directory.
@@ -96,6 +95,7 @@ type checkCtx struct {
 	templateNamesMemo map[string]bool
 	groupHostsMemo    map[string][]string
 	hostIndex         map[*parser.Host]int // a host's index in hosts
+	hostByName        map[string]int       // the same by name (varsOf)
 }
 
 // use is one value a set of hosts gets for a variable: ours (with its
@@ -108,18 +108,18 @@ type use struct {
 }
 
 func newCtx(in Input) *checkCtx {
-	c := &checkCtx{in: in, cat: in.Catalogue, vars: map[string]*hostVars{}, defaults: map[string]*parser.Value{}}
+	c := &checkCtx{in: in, cat: in.Catalogue, defaults: map[string]*parser.Value{}}
 	if c.cat == nil {
 		c.cat = &kubespray.Catalogue{Vars: map[string]*kubespray.Var{}}
 	}
-	c.table = &varTable{extra: in.Extra, byHostKey: map[string][]int{}, cols: map[string][]*parser.Value{}}
+	c.table = &varTable{extra: in.Extra, byHostKey: map[string][]int{}, cols: map[string]*column{}}
 	if in.Inventory != nil {
 		c.hosts = make([]string, 0, len(in.Inventory.Hosts))
 		for _, h := range in.Inventory.Hosts {
 			c.hosts = append(c.hosts, h.Name)
 		}
-		c.table = newVarTable(in.Inventory, in.Extra, c.vars)
-		c.in.Resolved = pruneAgreeing(in.Resolved, c.vars)
+		c.table = newVarTable(in.Inventory, in.Extra)
+		c.in.Resolved = pruneAgreeing(in.Resolved, c.varsOf)
 		for _, s := range in.Inventory.Sources {
 			if s == "" {
 				continue
@@ -187,7 +187,7 @@ func (c *checkCtx) uses(name string) []use {
 	}
 	var byKey byFirstSeen[key, use]
 	for _, h := range c.hosts {
-		v := c.vars[h].Get(name)
+		v := c.varsOf(h).Get(name)
 		if v == nil {
 			continue
 		}
@@ -215,13 +215,12 @@ func (c *checkCtx) resolved(host, name string) *parser.Value {
 // the value they get, read from the column, consecutive hosts with the same
 // value (the usual case) grouped without a lookup.
 func (c *checkCtx) usesOfColumn(name string) []use {
-	col := c.table.column(name)
 	var out []*use
 	at := map[*parser.Value]*use{}
 	var last *use
-	for i, v := range col {
+	c.table.each(c.table.column(name), func(i int, v *parser.Value) {
 		if v == nil {
-			continue
+			return
 		}
 		if last == nil || last.ours != v {
 			if last = at[v]; last == nil {
@@ -231,7 +230,7 @@ func (c *checkCtx) usesOfColumn(name string) []use {
 			}
 		}
 		last.hosts = append(last.hosts, c.hosts[i])
-	}
+	})
 	list := make([]use, len(out))
 	for i, u := range out {
 		list[i] = *u
@@ -242,13 +241,29 @@ func (c *checkCtx) usesOfColumn(name string) []use {
 // names is every variable name some host gets, sorted.
 func (c *checkCtx) names() []string { return c.table.names() }
 
+// varsOf is what host gets (nil for a host not in the inventory).
+func (c *checkCtx) varsOf(host string) *hostVars {
+	if c.hostByName == nil {
+		c.hostByName = make(map[string]int, len(c.hosts))
+		for i, h := range c.hosts {
+			c.hostByName[h] = i
+		}
+	}
+	i, ok := c.hostByName[host]
+	if !ok {
+		return nil
+	}
+	t := c.table
+	return &hostVars{group: t.groups[t.gid[i]], host: t.hostLayer[i], extra: t.extra}
+}
+
 // valueAt is value for the host at index i of c.hosts, read from the
 // column (a loop over every host reads each variable without a lookup).
 func (c *checkCtx) valueAt(i int, name string) (v *parser.Value, set bool) {
 	if c.in.Resolved != nil {
 		return c.value(c.hosts[i], name)
 	}
-	if v := c.table.column(name)[i]; v != nil {
+	if v := c.table.at(c.table.column(name), i); v != nil {
 		return v, true
 	}
 	return c.defaultOf(name), false
@@ -258,11 +273,11 @@ func (c *checkCtx) valueAt(i int, name string) (v *parser.Value, set bool) {
 // catalogue default (loc nil then), else nil.
 func (c *checkCtx) value(host, name string) (v *parser.Value, set bool) {
 	if r := c.resolved(host, name); r != nil {
-		if ours := c.vars[host].Get(name); ours != nil {
+		if ours := c.varsOf(host).Get(name); ours != nil {
 			return r, true
 		}
 	}
-	if v := c.vars[host].Get(name); v != nil {
+	if v := c.varsOf(host).Get(name); v != nil {
 		return v, true
 	}
 	return c.defaultOf(name), false
@@ -493,14 +508,14 @@ func judged(v *parser.Value) bool {
 // ours carries the file:line:col a finding must name. What is left are the
 // values where Ansible and our reading disagree (Ansible's type wins there)
 // and values we do not resolve at all. resolved itself is not changed.
-func pruneAgreeing(resolved map[string]*parser.Map, ours map[string]*hostVars) map[string]*parser.Map {
+func pruneAgreeing(resolved map[string]*parser.Map, ours func(host string) *hostVars) map[string]*parser.Map {
 	if resolved == nil {
 		return nil
 	}
 	out := make(map[string]*parser.Map, len(resolved))
 	for name, m := range resolved {
-		o, ok := ours[name]
-		if !ok || m == nil {
+		o := ours(name)
+		if o == nil || m == nil {
 			out[name] = m
 			continue
 		}
