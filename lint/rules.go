@@ -81,9 +81,9 @@ func Rules() []RuleInfo {
 type checkCtx struct {
 	in    Input
 	cat   *kubespray.Catalogue
-	hosts []string             // inventory order
+	hosts []string  // inventory order
 	table *varTable // our resolution, as layers and columns (see varsOf)
-	bases []string             // directories locations are made relative to
+	bases []string  // directories locations are made relative to
 	// multiBase is the common directory of sources in several directories
 	// (the one base then), "" for sources in one directory.
 	multiBase string
