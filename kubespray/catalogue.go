@@ -129,6 +129,9 @@ type Catalogue struct {
 	Release *Release `json:"-"`
 	// Skipped names kubespray files not read, with why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Deferred marks the bundled default not decoded yet: only Version,
+	// Default and Why are set; Complete decodes it (see SelectDeferred).
+	Deferred bool `json:"-"`
 	// readBy is ReadBy's index (readByIndex).
 	readBy map[string]string
 	// Default is true for the bundled DefaultVersion taken because nothing

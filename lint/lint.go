@@ -153,6 +153,9 @@ func (r *Report) CatalogueUsed() string {
 type Input struct {
 	Inventory *parser.Inventory
 	Extra     *parser.Map // -e values (nil if none)
+	// Catalogue is kubespray's catalogue. The bundled default (Default,
+	// perhaps Deferred: kubespray.SelectDeferred) gives way to the release
+	// the inventory was written for, when what it pins tells (release.go).
 	Catalogue *kubespray.Catalogue
 	// Resolved, when set, holds per host the values Ansible itself resolved
 	// (handed to the module by the play/action plugin, Origin ansible): the
@@ -160,7 +163,6 @@ type Input struct {
 	// resolution still gives the location. A type disagreement between the
 	// two is reported as an "info" finding.
 	Resolved map[string]*parser.Map
-	// (AnsibleCore: see below.)
 	// UpgradeFrom, when set, is the catalogue of the kubespray release the
 	// cluster runs today: the upgrade-* rules then say what moving to
 	// Catalogue's release changes for this inventory (see upgrade.go).
@@ -188,8 +190,12 @@ func Run(in Input) *Report {
 	c.rrOutside = outside
 	note := ""
 	if in.Catalogue != nil && in.Catalogue.Default {
-		var cat *kubespray.Catalogue
-		if cat, note = c.inferRelease(); cat != nil {
+		cat, n := c.inferRelease()
+		note = n
+		if cat == nil && in.Catalogue.Deferred {
+			cat, _ = in.Catalogue.Complete() // embedded: it decodes
+		}
+		if cat != nil {
 			in.Catalogue, c.in.Catalogue, c.cat = cat, cat, cat
 		}
 	}

@@ -91,7 +91,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 
 	var cat *kubespray.Catalogue
-	cat, err = kubespray.Select(version, "--kubespray-version", inv)
+	cat, err = kubespray.SelectDeferred(version, "--kubespray-version", inv)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "lint: kubespray catalogue: " + err.Error()}
 	}
