@@ -129,6 +129,15 @@ type Catalogue struct {
 	Release *Release `json:"-"`
 	// Skipped names kubespray files not read, with why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Deferred marks the bundled default not decoded yet: only Version,
+	// Default and Why are set; Complete decodes it (see SelectDeferred).
+	Deferred bool `json:"-"`
+	// readBy is ReadBy's index (readByIndex).
+	readBy map[string]string
+	// Default is true for the bundled DefaultVersion taken because nothing
+	// chose a release: no checkout holds the inventory, no version was
+	// given, none was inferred (see ForInventory).
+	Default bool `json:"-"`
 	// Why says why this catalogue was chosen for a lint (set by
 	// ForInventory and Select): the kubespray checkout the inventory lives
 	// in, the version asked for and what it resolved to, or the bundled
@@ -342,6 +351,9 @@ func build(name string, defs map[string][]Def, f *Facts) *Catalogue {
 // does. Such a name is still read although the catalogue defines no
 // default for it (enable_dual_stack_networks from v2.28.1).
 func (c *Catalogue) ReadBy(name string) string {
+	if wordOnly.MatchString(name) {
+		return c.readByIndex()[name]
+	}
 	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
 	var hits []string
 	for n, v := range c.Vars {
@@ -357,6 +369,48 @@ func (c *Catalogue) ReadBy(name string) string {
 	}
 	sort.Strings(hits)
 	return hits[0]
+}
+
+// wordOnly matches a name of word characters only, which `\bname\b` finds
+// exactly where it is a whole run of word characters.
+var (
+	wordOnly = regexp.MustCompile(`^\w+$`)
+	wordRun  = regexp.MustCompile(`\w+`)
+	readByMu sync.Mutex
+)
+
+// readByIndex is ReadBy for every name at once, built on first use: per
+// run of word characters in a templated default, the smallest
+// "variable (file:line)" of the first definition of each variable that
+// mentions it.
+func (c *Catalogue) readByIndex() map[string]string {
+	readByMu.Lock()
+	defer readByMu.Unlock()
+	if c.readBy != nil {
+		return c.readBy
+	}
+	idx := map[string]string{}
+	for n, v := range c.Vars {
+		seen := map[string]bool{}
+		for _, d := range v.Defs {
+			s, ok := d.Default.(string)
+			if !ok || !strings.Contains(s, "{{") {
+				continue
+			}
+			for _, w := range wordRun.FindAllString(s, -1) {
+				if seen[w] {
+					continue
+				}
+				seen[w] = true
+				hit := fmt.Sprintf("%s (%s:%d)", n, d.File, d.Line)
+				if old, ok := idx[w]; !ok || hit < old {
+					idx[w] = hit
+				}
+			}
+		}
+	}
+	c.readBy = idx
+	return idx
 }
 
 // ApplyDynamicGroups adds the groups kubespray's playbooks create at run

@@ -136,6 +136,16 @@ func mergeCheckoutAsserts(f *Facts, a *scan.Asserts, dir string) {
 // (see FindCheckout and Checkout), else the bundled DefaultVersion. Why
 // says which of the two and, for a checkout, which source lies in it.
 func ForInventory(sources []string) (*Catalogue, error) {
+	c, err := forInventory(sources, false)
+	if err != nil || !c.Deferred {
+		return c, err
+	}
+	return c.Complete()
+}
+
+// forInventory is ForInventory; with deferred, the bundled default is not
+// decoded (see Deferred).
+func forInventory(sources []string, deferred bool) (*Catalogue, error) {
 	for _, s := range sources {
 		dir, err := FindCheckout(s)
 		if err != nil {
@@ -150,12 +160,31 @@ func ForInventory(sources []string) (*Catalogue, error) {
 			return c, nil
 		}
 	}
+	why := "the default, as the inventory lives in no kubespray checkout"
+	if deferred {
+		return &Catalogue{Version: DefaultVersion, Default: true, Deferred: true, Why: why}, nil
+	}
 	c, err := Bundled(DefaultVersion)
 	if err != nil {
 		return nil, err
 	}
-	c.Why = "the default, as the inventory lives in no kubespray checkout"
+	c.Why = why
+	c.Default = true
 	return c, nil
+}
+
+// Complete returns the catalogue itself, or for a Deferred one the bundled
+// catalogue it stands for, with its Why.
+func (c *Catalogue) Complete() (*Catalogue, error) {
+	if !c.Deferred {
+		return c, nil
+	}
+	full, err := Bundled(c.Version)
+	if err != nil {
+		return nil, err
+	}
+	full.Why, full.Default = c.Why, c.Default
+	return full, nil
 }
 
 // Select returns the catalogue a lint uses: with version set, the bundled
@@ -163,7 +192,21 @@ func ForInventory(sources []string) (*Catalogue, error) {
 // "--kubespray-version") and the release it resolved to; else
 // ForInventory(sources).
 func Select(version, option string, sources []string) (*Catalogue, error) {
+	return selectCatalogue(version, option, sources, false)
+}
+
+// SelectDeferred is Select, except that the bundled default is returned
+// Deferred, undecoded: a lint that infers the inventory's release from
+// what it pins never decodes it (lint.Run completes it otherwise).
+func SelectDeferred(version, option string, sources []string) (*Catalogue, error) {
+	return selectCatalogue(version, option, sources, true)
+}
+
+func selectCatalogue(version, option string, sources []string, deferred bool) (*Catalogue, error) {
 	if version == "" {
+		if deferred {
+			return forInventory(sources, true)
+		}
 		return ForInventory(sources)
 	}
 	c, err := BundledOrMinor(version)

@@ -70,6 +70,9 @@ func assertVars(a kubespray.Assert) []string {
 // the first value the inventory sets (That variables first) as location.
 func (c *checkCtx) failing(a kubespray.Assert) []use {
 	vars := assertVars(a)
+	if c.in.Resolved == nil && len(vars) <= maxTupleVars {
+		return c.failingByTuple(a, vars)
+	}
 	var groups byFirstSeen[string, use]
 	for _, h := range c.hosts {
 		if c.cat.Eval(a, c.lookup(h)) != kubespray.Fail {
@@ -88,10 +91,76 @@ func (c *checkCtx) failing(a kubespray.Assert) []use {
 		if at == nil {
 			continue // kubespray's own defaults fail: not the inventory's doing
 		}
-		u := groups.get(key.String(), func() *use { return &use{name: atName, ours: c.vars[h].Get(atName), judge: at} })
+		u := groups.get(key.String(), func() *use { return &use{name: atName, ours: c.varsOf(h).Get(atName), judge: at} })
 		u.hosts = append(u.hosts, h)
 	}
 	return groups.list()
+}
+
+// maxTupleVars is the most variables an assert may read for
+// failingByTuple; kubespray's read at most a handful.
+const maxTupleVars = 8
+
+// failingByTuple is failing evaluated once per distinct tuple of the
+// values the assert reads (a variable the inventory leaves unset is nil:
+// kubespray's default, the same for every host), the outcome fanned out
+// to the hosts that share the tuple, in inventory order.
+func (c *checkCtx) failingByTuple(a kubespray.Assert, vars []string) []use {
+	type tuple [maxTupleVars]*parser.Value
+	cols := make([]*column, len(vars))
+	for j, n := range vars {
+		cols[j] = c.table.column(n)
+	}
+	type verdict struct {
+		fails bool
+		u     *use
+	}
+	seen := map[tuple]*verdict{}
+	var out []*use
+	var prev tuple
+	var last *verdict
+	for i := range c.hosts {
+		var t tuple
+		for j := range cols {
+			t[j] = c.table.at(cols[j], i)
+		}
+		if last == nil || t != prev {
+			prev = t
+			if last = seen[t]; last == nil {
+				last = &verdict{}
+				seen[t] = last
+				get := func(name string) (any, bool) {
+					for j, n := range vars {
+						if n == name && t[j] != nil {
+							return t[j], true
+						}
+					}
+					return nil, false
+				}
+				if c.cat.Eval(a, get) == kubespray.Fail {
+					for j, n := range vars {
+						if t[j] != nil {
+							last.fails = true
+							last.u = &use{name: n, ours: t[j], judge: t[j]}
+							break
+						}
+					}
+				}
+			}
+		}
+		if !last.fails {
+			continue
+		}
+		if len(last.u.hosts) == 0 {
+			out = append(out, last.u)
+		}
+		last.u.hosts = append(last.u.hosts, c.hosts[i])
+	}
+	list := make([]use, len(out))
+	for i, u := range out {
+		list[i] = *u
+	}
+	return list
 }
 
 // isChoice checks s against choices with validator's oneof (choices
@@ -240,9 +309,9 @@ type combo struct {
 func combos(c *checkCtx, na, nb string) []combo {
 	type key struct{ a, b *parser.Value }
 	var m byFirstSeen[key, combo]
-	for _, h := range c.hosts {
-		a, aSet := c.value(h, na)
-		b, bSet := c.value(h, nb)
+	for i, h := range c.hosts {
+		a, aSet := c.valueAt(i, na)
+		b, bSet := c.valueAt(i, nb)
 		k := key{a, b}
 		if !aSet {
 			k.a = nil

@@ -116,9 +116,9 @@ func checkPodSpace(c *checkCtx) []Finding {
 		}
 		u := use{name: ps.prefix, hosts: cluster}
 		if pset {
-			u.ours, u.judge = c.vars[first].Get(ps.prefix), pv
+			u.ours, u.judge = c.varsOf(first).Get(ps.prefix), pv
 		} else {
-			u.name, u.ours, u.judge = ps.subnet, c.vars[first].Get(ps.subnet), sv
+			u.name, u.ours, u.judge = ps.subnet, c.varsOf(first).Get(ps.subnet), sv
 		}
 		f := c.finding("pod-address-space", SeverityError, u)
 		f.Hosts = nil
@@ -142,9 +142,9 @@ func checkPodSpace(c *checkCtx) []Finding {
 			maxPods, _ = intOf(mv)
 		}
 		if boolOf(stack, true) && (pset || mset) && ok && node >= 0 && node <= 32 && maxPods > (int64(1)<<(32-node))-2 {
-			u := use{name: "kubelet_max_pods", ours: c.vars[first].Get("kubelet_max_pods"), judge: mv, hosts: cluster}
+			u := use{name: "kubelet_max_pods", ours: c.varsOf(first).Get("kubelet_max_pods"), judge: mv, hosts: cluster}
 			if !mset {
-				u = use{name: "kube_network_node_prefix", ours: c.vars[first].Get("kube_network_node_prefix"), judge: pv, hosts: cluster}
+				u = use{name: "kube_network_node_prefix", ours: c.varsOf(first).Get("kube_network_node_prefix"), judge: pv, hosts: cluster}
 			}
 			f := c.finding("pod-address-space", SeverityError, u)
 			f.Hosts = nil
@@ -211,14 +211,19 @@ func checkCalicoSettings(c *checkCtx) []Finding {
 		id, set := c.value(first, "cluster_id")
 		s, _ := strValue(id)
 		if addr, err := netip.ParseAddr(s); !set || err != nil || !addr.Is4() {
-			u := use{name: "cluster_id", ours: c.vars[first].Get("cluster_id"), judge: id, hosts: []string{first}}
+			u := use{name: "cluster_id", ours: c.varsOf(first).Get("cluster_id"), judge: id, hosts: []string{first}}
 			if !set {
-				u = use{name: "peer_with_calico_rr", ours: c.vars[first].Get("peer_with_calico_rr"), judge: v, hosts: []string{first}}
+				u = use{name: "peer_with_calico_rr", ours: c.varsOf(first).Get("peer_with_calico_rr"), judge: v, hosts: []string{first}}
 			}
 			f := c.finding("calico-settings", SeverityError, u)
-			f.Message = "peer_with_calico_rr is on but cluster_id is not a valid IPv4 address"
-			if !set {
-				f.Message = "peer_with_calico_rr is on but cluster_id is not set"
+			f.Message = "peer_with_calico_rr is on but cluster_id is not set"
+			if set {
+				f.Message = "peer_with_calico_rr is on but cluster_id is not a valid IPv4 address"
+			} else if u.ours == nil {
+				// peer_with_calico_rr is on by its default, because the
+				// calico_rr group has hosts: that group is where it was set
+				f.Where = c.groupWhere("calico_rr")
+				f.Message = "peer_with_calico_rr is on (its default, since the calico_rr group has hosts) but cluster_id is not set"
 			}
 			f.Why = "calico's check.yml stops: \"A unique cluster_id is required if using calico_rr, and it must be a valid IPv4 address\" (roles/network_plugin/calico/tasks/check.yml, checked on the first kube_control_plane host)."
 			f.Fix = "set cluster_id: \"244.0.0.1\" (any IPv4 address unique among your route reflector clusters) in group_vars/k8s_cluster"
@@ -266,10 +271,10 @@ func checkCiliumOwner(c *checkCtx) []Finding {
 			continue
 		}
 		if len(hosts) == 0 {
-			at = use{name: "kube_owner", ours: c.vars[h].Get("kube_owner"), judge: v}
+			at = use{name: "kube_owner", ours: c.varsOf(h).Get("kube_owner"), judge: v}
 			if !set {
 				pv, _ := c.value(h, "kube_network_plugin")
-				at = use{name: "kube_network_plugin", ours: c.vars[h].Get("kube_network_plugin"), judge: pv}
+				at = use{name: "kube_network_plugin", ours: c.varsOf(h).Get("kube_network_plugin"), judge: pv}
 			}
 		}
 		hosts = append(hosts, h)

@@ -125,6 +125,10 @@ type Report struct {
 	// checkout the inventory lives in, --kubespray-version, or the
 	// bundled default.
 	CatalogueWhy string `json:"catalogue_why,omitempty"`
+	// AnsibleCore is the ansible-core series string booleans were judged
+	// under ("2.18"), AnsibleCoreWhy why that one (JudgedAnsibleCore).
+	AnsibleCore    string `json:"ansible_core,omitempty"`
+	AnsibleCoreWhy string `json:"ansible_core_why,omitempty"`
 	// LocationsRelativeTo is set when the sources lie in different
 	// directories: then every Where is relative to this common directory
 	// (absolute when they share only the root). Unset, Where is relative
@@ -154,6 +158,9 @@ func (r *Report) CatalogueUsed() string {
 type Input struct {
 	Inventory *parser.Inventory
 	Extra     *parser.Map // -e values (nil if none)
+	// Catalogue is kubespray's catalogue. The bundled default (Default,
+	// perhaps Deferred: kubespray.SelectDeferred) gives way to the release
+	// the inventory was written for, when what it pins tells (release.go).
 	Catalogue *kubespray.Catalogue
 	// Resolved, when set, holds per host the values Ansible itself resolved
 	// (handed to the module by the play/action plugin, Origin ansible): the
@@ -166,9 +173,12 @@ type Input struct {
 	// Catalogue's release changes for this inventory (see upgrade.go).
 	UpgradeFrom *kubespray.Catalogue
 	// AnsibleCore is the ansible-core series the playbooks will run under
-	// ("2.18"); "" means 2.19, the first that fails a `when:` on a string.
-	// Below 2.19 a string boolean is not an error in Ansible: string-as-bool
-	// then says what kubespray really does with it (see ansibleVerdict).
+	// ("2.18"); "" means the series the chosen release pins (the newest its
+	// playbooks/ansible_version.yml accepts), or 2.19, the first that fails
+	// a `when:` on a string, for the default catalogue (see
+	// JudgedAnsibleCore). Below 2.19 a string boolean is not an error in
+	// Ansible: string-as-bool then says what kubespray really does with it,
+	// and what 2.19 and later will do (see ansibleVerdict).
 	AnsibleCore string
 	// Cluster, when set, is the running cluster (read by
 	// verify/cluster.ReadState): the cluster-* rules compare the inventory
@@ -180,27 +190,45 @@ type Input struct {
 // where, then variable.
 func Run(in Input) *Report {
 	r := &Report{Findings: []Finding{}}
-	if in.Catalogue != nil {
-		r.Catalogue, r.CatalogueWhy = in.Catalogue.Name, in.Catalogue.Why
-	}
 	in.Inventory = unparsedView(in.Inventory)
 	outside := rrOutside(in.Inventory) // as written, before dynamic_groups
 	if in.Inventory != nil {
 		kubespray.ApplyDynamicGroups(in.Inventory)
 	}
-	var note *Finding
-	if in.UpgradeFrom == nil && in.Cluster != nil {
-		in.UpgradeFrom, note = inferUpgradeFrom(in.Cluster, in.Catalogue)
-	}
 	c := newCtx(in)
 	c.rrOutside = outside
-	c.upgradeNote = note
+	note := ""
+	if in.Catalogue != nil && in.Catalogue.Default {
+		cat, n := c.inferRelease()
+		note = n
+		if cat == nil && in.Catalogue.Deferred {
+			cat, _ = in.Catalogue.Complete() // embedded: it decodes
+		}
+		if cat != nil {
+			in.Catalogue, c.in.Catalogue, c.cat = cat, cat, cat
+		}
+	}
+	if in.Catalogue != nil {
+		r.Catalogue, r.CatalogueWhy = in.Catalogue.Name, in.Catalogue.Why
+		if note != "" {
+			r.CatalogueWhy += "; " + note
+		}
+	}
+	c.in.AnsibleCore, r.AnsibleCoreWhy = JudgedAnsibleCore(in.AnsibleCore, in.Catalogue)
+	r.AnsibleCore = c.in.AnsibleCore
+	// The release the cluster runs, once the target release is known.
+	if in.UpgradeFrom == nil && in.Cluster != nil {
+		c.in.UpgradeFrom, c.upgradeNote = inferUpgradeFrom(in.Cluster, in.Catalogue)
+	}
 	r.LocationsRelativeTo = c.multiBase
 	for _, rl := range rules {
 		r.Findings = append(r.Findings, rl.check(c)...)
 	}
 	for i := range r.Findings {
 		maskSecrets(&r.Findings[i])
+		if r.Findings[i].Where == "" {
+			r.Findings[i].Where = c.inventoryWhere(r.Findings[i].Hosts)
+		}
 	}
 	r.Findings = mergeHosts(r.Findings, c.hosts)
 	r.finish()
@@ -252,7 +280,7 @@ func mergeHosts(fs []Finding, hosts []string) []Finding {
 // ForHost returns the findings affecting host: those naming it in Hosts,
 // plus the global ones (no Hosts).
 func (r *Report) ForHost(host string) *Report {
-	out := &Report{Catalogue: r.Catalogue, CatalogueWhy: r.CatalogueWhy, LocationsRelativeTo: r.LocationsRelativeTo, Findings: []Finding{}}
+	out := &Report{Catalogue: r.Catalogue, CatalogueWhy: r.CatalogueWhy, AnsibleCore: r.AnsibleCore, AnsibleCoreWhy: r.AnsibleCoreWhy, LocationsRelativeTo: r.LocationsRelativeTo, Findings: []Finding{}}
 	for _, f := range r.Findings {
 		if len(f.Hosts) == 0 {
 			out.Findings = append(out.Findings, f)

@@ -42,7 +42,9 @@ func lintTree(t *testing.T, dir string, extra ...string) *Report {
 			t.Fatalf("extra vars %q: %v", extra, err)
 		}
 	}
-	r := Run(Input{Inventory: inv, Extra: ev, Catalogue: catalogue(t)})
+	// judged under 2.19, where a string boolean fails (TestStringAsBoolVerdicts
+	// covers the series a release pins)
+	r := Run(Input{Inventory: inv, Extra: ev, Catalogue: catalogue(t), AnsibleCore: "2.19"})
 	checkSeverities(t, r)
 	return r
 }

@@ -70,12 +70,7 @@ func checkSSHUserNologin(c *checkCtx) []Finding {
 // userSetsAddusers: an inventory that sets addusers may name other
 // accounts or shells; the rule then says nothing.
 func (c *checkCtx) userSetsAddusers() bool {
-	for _, h := range c.hosts {
-		if c.vars[h].Get("addusers") != nil {
-			return true
-		}
-	}
-	return false
+	return len(c.uses("addusers")) > 0
 }
 
 // inOrder returns hosts in inventory order.

@@ -255,6 +255,9 @@ var identRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 // templateNames are the identifiers the inventory's Jinja values mention:
 // variables an operator defines for their own templates are not typos.
 func (c *checkCtx) templateNames() map[string]bool {
+	if c.templateNamesMemo != nil {
+		return c.templateNamesMemo
+	}
 	out := map[string]bool{}
 	seen := map[*parser.Value]bool{}
 	var walk func(v *parser.Value)
@@ -282,12 +285,7 @@ func (c *checkCtx) templateNames() map[string]bool {
 			}
 		}
 	}
-	for _, h := range c.hosts {
-		if m := c.vars[h]; m != nil {
-			for _, k := range m.Keys {
-				walk(m.Values[k])
-			}
-		}
-	}
+	c.table.winning(walk)
+	c.templateNamesMemo = out
 	return out
 }

@@ -104,18 +104,18 @@ func checkNodelocalDNS(c *checkCtx) []Finding {
 	type key struct{ ip, svc, pod *parser.Value }
 	groups := map[key][]string{}
 	var order []key
-	for _, h := range c.hosts {
-		ip, set := c.value(h, "nodelocaldns_ip")
+	for i, h := range c.hosts {
+		ip, set := c.valueAt(i, "nodelocaldns_ip")
 		if !set || !judged(ip) {
 			continue
 		}
-		if en, _ := c.value(h, "enable_nodelocaldns"); en != nil {
+		if en, _ := c.valueAt(i, "enable_nodelocaldns"); en != nil {
 			if b, ok := truthy(en); ok && !b {
 				continue
 			}
 		}
-		svc, _ := c.value(h, "kube_service_addresses")
-		pod, _ := c.value(h, "kube_pods_subnet")
+		svc, _ := c.valueAt(i, "kube_service_addresses")
+		pod, _ := c.valueAt(i, "kube_pods_subnet")
 		k := key{ip, svc, pod}
 		if groups[k] == nil {
 			order = append(order, k)

@@ -81,9 +81,9 @@ func Rules() []RuleInfo {
 type checkCtx struct {
 	in    Input
 	cat   *kubespray.Catalogue
-	hosts []string               // inventory order
-	vars  map[string]*parser.Map // our resolution, per host
-	bases []string               // directories locations are made relative to
+	hosts []string  // inventory order
+	table *varTable // our resolution, as layers and columns (see varsOf)
+	bases []string  // directories locations are made relative to
 	// multiBase is the common directory of sources in several directories
 	// (the one base then), "" for sources in one directory.
 	multiBase string
@@ -93,6 +93,12 @@ type checkCtx struct {
 	// upgradeNote says which release the cluster was taken to run (Run
 	// infers Input.UpgradeFrom from Input.Cluster when not given).
 	upgradeNote *Finding
+	// templateNamesMemo and groupHostsMemo cache templateNames and
+	// groupHosts (the inventory does not change while the rules run).
+	templateNamesMemo map[string]bool
+	groupHostsMemo    map[string][]string
+	hostIndex         map[*parser.Host]int // a host's index in hosts
+	hostByName        map[string]int       // the same by name (varsOf)
 }
 
 // use is one value a set of hosts gets for a variable: ours (with its
@@ -105,16 +111,18 @@ type use struct {
 }
 
 func newCtx(in Input) *checkCtx {
-	c := &checkCtx{in: in, cat: in.Catalogue, vars: map[string]*parser.Map{}, defaults: map[string]*parser.Value{}}
+	c := &checkCtx{in: in, cat: in.Catalogue, defaults: map[string]*parser.Value{}}
 	if c.cat == nil {
 		c.cat = &kubespray.Catalogue{Vars: map[string]*kubespray.Var{}}
 	}
+	c.table = &varTable{extra: in.Extra, byHostKey: map[string][]int{}, cols: map[string]*column{}}
 	if in.Inventory != nil {
+		c.hosts = make([]string, 0, len(in.Inventory.Hosts))
 		for _, h := range in.Inventory.Hosts {
 			c.hosts = append(c.hosts, h.Name)
-			c.vars[h.Name] = in.Inventory.HostVars(h, in.Extra)
 		}
-		c.in.Resolved = pruneAgreeing(in.Resolved, c.vars)
+		c.table = newVarTable(in.Inventory, in.Extra)
+		c.in.Resolved = pruneAgreeing(in.Resolved, c.varsOf)
 		for _, s := range in.Inventory.Sources {
 			if s == "" {
 				continue
@@ -173,13 +181,16 @@ func within(path, dir string) bool {
 // hosts it wins on (inventory order); values Ansible typed differently from
 // us on some hosts make a separate use.
 func (c *checkCtx) uses(name string) []use {
+	if c.in.Resolved == nil {
+		return c.usesOfColumn(name)
+	}
 	type key struct {
 		v  *parser.Value
 		rk string
 	}
 	var byKey byFirstSeen[key, use]
 	for _, h := range c.hosts {
-		v := c.vars[h].Get(name)
+		v := c.varsOf(h).Get(name)
 		if v == nil {
 			continue
 		}
@@ -203,46 +214,90 @@ func (c *checkCtx) resolved(host, name string) *parser.Value {
 	return c.in.Resolved[host].Get(name)
 }
 
-// names is every variable name some host gets, sorted.
-func (c *checkCtx) names() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, h := range c.hosts {
-		m := c.vars[h]
-		if m == nil {
-			continue
+// usesOfColumn is uses without Ansible's resolution: the hosts grouped by
+// the value they get, read from the column, consecutive hosts with the same
+// value (the usual case) grouped without a lookup.
+func (c *checkCtx) usesOfColumn(name string) []use {
+	var out []*use
+	at := map[*parser.Value]*use{}
+	var last *use
+	c.table.each(c.table.column(name), func(i int, v *parser.Value) {
+		if v == nil {
+			return
 		}
-		for _, k := range m.Keys {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
+		if last == nil || last.ours != v {
+			if last = at[v]; last == nil {
+				last = &use{name: name, ours: v, judge: v}
+				at[v] = last
+				out = append(out, last)
 			}
 		}
+		last.hosts = append(last.hosts, c.hosts[i])
+	})
+	list := make([]use, len(out))
+	for i, u := range out {
+		list[i] = *u
 	}
-	sort.Strings(out)
-	return out
+	return list
+}
+
+// names is every variable name some host gets, sorted.
+func (c *checkCtx) names() []string { return c.table.names() }
+
+// varsOf is what host gets (nil for a host not in the inventory).
+func (c *checkCtx) varsOf(host string) *hostVars {
+	if c.hostByName == nil {
+		c.hostByName = make(map[string]int, len(c.hosts))
+		for i, h := range c.hosts {
+			c.hostByName[h] = i
+		}
+	}
+	i, ok := c.hostByName[host]
+	if !ok {
+		return nil
+	}
+	t := c.table
+	return &hostVars{group: t.groups[t.gid[i]], host: t.hostLayer[i], extra: t.extra}
+}
+
+// valueAt is value for the host at index i of c.hosts, read from the
+// column (a loop over every host reads each variable without a lookup).
+func (c *checkCtx) valueAt(i int, name string) (v *parser.Value, set bool) {
+	if c.in.Resolved != nil {
+		return c.value(c.hosts[i], name)
+	}
+	if v := c.table.at(c.table.column(name), i); v != nil {
+		return v, true
+	}
+	return c.defaultOf(name), false
 }
 
 // value returns what host gets for name: its own value, else the
 // catalogue default (loc nil then), else nil.
 func (c *checkCtx) value(host, name string) (v *parser.Value, set bool) {
 	if r := c.resolved(host, name); r != nil {
-		if ours := c.vars[host].Get(name); ours != nil {
+		if ours := c.varsOf(host).Get(name); ours != nil {
 			return r, true
 		}
 	}
-	if v := c.vars[host].Get(name); v != nil {
+	if v := c.varsOf(host).Get(name); v != nil {
 		return v, true
 	}
+	return c.defaultOf(name), false
+}
+
+// defaultOf is the catalogue default of name as a Value (one per name, so
+// hosts group by it), nil when it has none or it is not a literal.
+func (c *checkCtx) defaultOf(name string) *parser.Value {
 	if d, ok := c.defaults[name]; ok {
-		return d, false
+		return d
 	}
 	var dv *parser.Value
 	if d := c.cat.Lookup(name); d != nil {
 		dv = defaultValue(d) // one Value per name, so hosts group by it
 	}
 	c.defaults[name] = dv
-	return dv, false
+	return dv
 }
 
 // defaultValue turns a catalogue default into a Value (nil for a templated
@@ -322,16 +377,34 @@ func (c *checkCtx) groupHosts(name string) (hosts []string, ok bool) {
 	if inv.Group(name) == nil {
 		return nil, false
 	}
-	in := map[string]bool{}
-	for _, h := range inv.HostsUnder(name) {
-		in[h.Name] = true
+	if hs, ok := c.groupHostsMemo[name]; ok {
+		return hs[:len(hs):len(hs)], true // a caller's append copies
 	}
-	for _, h := range c.hosts {
-		if in[h] {
+	if c.hostIndex == nil {
+		c.hostIndex = make(map[*parser.Host]int, len(inv.Hosts))
+		for i, h := range inv.Hosts {
+			c.hostIndex[h] = i
+		}
+	}
+	in := make([]bool, len(c.hosts))
+	n := 0
+	for _, h := range inv.HostsUnder(name) {
+		if i, ok := c.hostIndex[h]; ok && !in[i] {
+			in[i] = true
+			n++
+		}
+	}
+	hosts = make([]string, 0, n)
+	for i, h := range c.hosts {
+		if in[i] {
 			hosts = append(hosts, h)
 		}
 	}
-	return hosts, true
+	if c.groupHostsMemo == nil {
+		c.groupHostsMemo = map[string][]string{}
+	}
+	c.groupHostsMemo[name] = hosts
+	return hosts[:len(hosts):len(hosts)], true
 }
 
 // fixText words "name: value" in the syntax the value was written in.
@@ -438,14 +511,14 @@ func judged(v *parser.Value) bool {
 // ours carries the file:line:col a finding must name. What is left are the
 // values where Ansible and our reading disagree (Ansible's type wins there)
 // and values we do not resolve at all. resolved itself is not changed.
-func pruneAgreeing(resolved map[string]*parser.Map, ours map[string]*parser.Map) map[string]*parser.Map {
+func pruneAgreeing(resolved map[string]*parser.Map, ours func(host string) *hostVars) map[string]*parser.Map {
 	if resolved == nil {
 		return nil
 	}
 	out := make(map[string]*parser.Map, len(resolved))
 	for name, m := range resolved {
-		o, ok := ours[name]
-		if !ok || m == nil {
+		o := ours(name)
+		if o == nil || m == nil {
 			out[name] = m
 			continue
 		}

@@ -204,7 +204,45 @@ func AnsibleSeries(v string) (string, error) {
 	return s, nil
 }
 
-// ansibleSeries is the series the lint judges for ("2.19" by default).
+// JudgedAnsibleCore is the ansible-core series string booleans are judged
+// under, and why: series when given (--ansible-core, or the play's own);
+// else the series the chosen release pins: the newest its
+// playbooks/ansible_version.yml accepts (v2.24–v2.28 2.16, v2.29–v2.30
+// 2.17, v2.31 2.18), which its requirements.txt installs; else, for the
+// default catalogue or a release whose range is not known, 2.19, the first
+// series that fails a `when:` on a string.
+func JudgedAnsibleCore(series string, cat *kubespray.Catalogue) (string, string) {
+	if series != "" {
+		return series, "as given"
+	}
+	if cat != nil && !cat.Default && cat.Facts != nil {
+		if s, ok := pinnedSeries(cat.Facts.AnsibleMax); ok {
+			rel := "kubespray " + cat.Version
+			if cat.Version == "" {
+				rel = "the kubespray checkout"
+			}
+			return s, fmt.Sprintf("the series %s pins (%s accepts %s ≤ x < %s)", rel, cat.Facts.AnsibleSource, cat.Facts.AnsibleMin, cat.Facts.AnsibleMax)
+		}
+	}
+	return "2.19", "the default: 2.19 and later fail a `when:` on a string"
+}
+
+// pinnedSeries is the series just below an exclusive upper bound
+// ("2.19.0" gives "2.18"), within the series AnsibleSeries accepts.
+func pinnedSeries(max string) (string, bool) {
+	parts := strings.Split(max, ".")
+	if len(parts) < 2 {
+		return "", false
+	}
+	var maj, minor int
+	if _, err := fmt.Sscanf(parts[0]+" "+parts[1], "%d %d", &maj, &minor); err != nil || minor == 0 {
+		return "", false
+	}
+	s, err := AnsibleSeries(fmt.Sprintf("%d.%d", maj, minor-1))
+	return s, err == nil && s != ""
+}
+
+// ansibleSeries is the series the lint judges for (JudgedAnsibleCore).
 func (c *checkCtx) ansibleSeries() string {
 	if c.in.AnsibleCore == "" {
 		return "2.19"
@@ -246,23 +284,23 @@ func (c *checkCtx) olderVerdict(series, name string, meant bool, v *parser.Value
 			if truth != meant {
 				return SeverityError,
 					fmt.Sprintf("under ansible-core %s it is %s although you wrote %s: kubespray renders it at %s (`%s`)", series, strings.ToUpper(fmt.Sprint(truth)), v.Display(), tmpl.Source, tmpl.Expr),
-					fmt.Sprintf("Jinja takes the non-empty string %s as true in `%s`, under ansible-core %s and 2.19 alike: a silently inverted setting.", v.Display(), tmpl.Expr, series)
+					fmt.Sprintf("Jinja takes the non-empty string %s as true in `%s`, under ansible-core %s and 2.19 and later alike: a silently inverted setting.", v.Display(), tmpl.Expr, series)
 			}
 			return SeverityWarning,
-				fmt.Sprintf("it works under ansible-core %s only because %s is %s in Python (kubespray renders it at %s, `%s`), and fails any `when: %s` under 2.19", series, v.Display(), pyBool(truth), tmpl.Source, tmpl.Expr, name),
+				fmt.Sprintf("it works under ansible-core %s only because %s is %s in Python (kubespray renders it at %s, `%s`), and fails any `when: %s` under 2.19 and later", series, v.Display(), pyBool(truth), tmpl.Source, tmpl.Expr, name),
 				fmt.Sprintf("Jinja takes the value's Python truth in `%s`; the same value written as \"false\" would be true there.", tmpl.Expr)
 		}
 		if cast, _ := c.useSite(name, kubespray.FormBoolCast); cast != nil {
 			return SeverityInfo,
-				fmt.Sprintf("ansible-core %s and 2.19 both read it as %v here", series, meant),
+				fmt.Sprintf("ansible-core %s and 2.19 and later all read it as %v here", series, meant),
 				fmt.Sprintf("kubespray's conditions read it only with `| bool` (`%s`, %s), which takes %s as %v.", cast.Expr, cast.Source, v.Display(), meant)
 		}
 		if truth != meant {
 			return SeverityError, fmt.Sprintf("under ansible-core %s it is %s although you wrote %s", series, strings.ToUpper(fmt.Sprint(truth)), v.Display()),
-				fmt.Sprintf("ansible-core %s takes a non-empty string as true wherever it is tested or rendered ({%% if %%} in kubespray's templates); 2.19 fails instead.", series)
+				fmt.Sprintf("ansible-core %s takes a non-empty string as true wherever it is tested or rendered ({%% if %%} in kubespray's templates); 2.19 and later fail instead.", series)
 		}
-		return SeverityWarning, fmt.Sprintf("it works under ansible-core %s only because %s is %s in Python, and fails under 2.19", series, v.Display(), pyBool(truth)),
-			fmt.Sprintf("ansible-core %s takes the value's Python truth; 2.19 rejects a %s in a condition.", series, v.Kind)
+		return SeverityWarning, fmt.Sprintf("it works under ansible-core %s only because %s is %s in Python, and fails under 2.19 and later", series, v.Display(), pyBool(truth)),
+			fmt.Sprintf("ansible-core %s takes the value's Python truth; 2.19 and later reject a %s in a condition.", series, v.Kind)
 	case truth != meant:
 		acts := "acts on it"
 		if form == kubespray.FormNot {
@@ -270,11 +308,11 @@ func (c *checkCtx) olderVerdict(series, name string, meant bool, v *parser.Value
 		}
 		return SeverityError,
 			fmt.Sprintf("under ansible-core %s it is %s although you wrote %s: kubespray %s at %s (`%s`)", series, strings.ToUpper(fmt.Sprint(truth)), v.Display(), acts, site.Source, site.Expr),
-			fmt.Sprintf("ansible-core %s evaluates `%s` with Python's truth, and the non-empty string %s is true: a silently inverted setting. ansible-core 2.19 fails the same condition instead.", series, site.Expr, v.Display())
+			fmt.Sprintf("ansible-core %s evaluates `%s` with Python's truth, and the non-empty string %s is true: a silently inverted setting. ansible-core 2.19 and later fail the same condition instead.", series, site.Expr, v.Display())
 	default:
 		return SeverityWarning,
-			fmt.Sprintf("it works under ansible-core %s only because %s is %s in Python; ansible-core 2.19 fails kubespray's `%s` at %s", series, v.Display(), pyBool(truth), site.Expr, site.Source),
-			fmt.Sprintf("ansible-core %s evaluates `%s` with Python's truth; 2.19 rejects a %s in a condition.", series, site.Expr, v.Kind)
+			fmt.Sprintf("it works under ansible-core %s only because %s is %s in Python; ansible-core 2.19 and later fail kubespray's `%s` at %s", series, v.Display(), pyBool(truth), site.Expr, site.Source),
+			fmt.Sprintf("ansible-core %s evaluates `%s` with Python's truth; 2.19 and later reject a %s in a condition.", series, site.Expr, v.Kind)
 	}
 }
 

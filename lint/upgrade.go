@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,6 +155,110 @@ func scalarDefault(v *kubespray.Var) (string, bool) {
 	return "", false
 }
 
+// checksumsKeyRE is kubespray's computed default of a pinned component
+// (v2.28 and later): the newest version its checksums list,
+// "{{ (kubelet_checksums['amd64'] | dict2items)[0].key }}".
+var checksumsKeyRE = regexp.MustCompile(`^\{\{\s*\(\s*(\w+)\['amd64'\]\s*\|\s*dict2items\s*\)\[0\]\.key\s*\}\}$`)
+
+// computedDefault is scalarDefault, plus the value of a default kubespray
+// computes from its checksums: the newest version the release has
+// checksums for, first in its checksums file.
+func computedDefault(cat *kubespray.Catalogue, name string) (string, bool) {
+	v := cat.Lookup(name)
+	if s, ok := scalarDefault(v); ok {
+		return s, true
+	}
+	if v == nil || cat.Release == nil {
+		return "", false
+	}
+	d, _ := v.Default.(string)
+	m := checksumsKeyRE.FindStringSubmatch(strings.TrimSpace(d))
+	comp := cat.Release.Components[name]
+	if m == nil || comp == nil || len(comp.Versions) == 0 || comp.Checksums != m[1] {
+		return "", false
+	}
+	return strconv.Quote(comp.Versions[0]), true
+}
+
+// kubeDefaultChange says how the default kube_version moves, for an
+// inventory that leaves it to kubespray: the upgrade then upgrades
+// Kubernetes too, and kubeadm goes one minor at a time.
+func (c *checkCtx) kubeDefaultChange(from *kubespray.Catalogue) []Finding {
+	a, ok1 := computedDefault(from, "kube_version")
+	b, ok2 := computedDefault(c.cat, "kube_version")
+	if !ok1 || !ok2 {
+		return nil
+	}
+	av, _ := strconv.Unquote(a)
+	bv, _ := strconv.Unquote(b)
+	av, bv = strings.TrimPrefix(av, "v"), strings.TrimPrefix(bv, "v")
+	if av == bv {
+		return nil
+	}
+	nv, ov := c.cat.Lookup("kube_version"), from.Lookup("kube_version")
+	f := Finding{Rule: "upgrade-default-changed", Severity: SeverityWarning, Variable: "kube_version", Value: b,
+		Why: fmt.Sprintf("kube_version is left to kubespray, whose default is the newest version its checksums list (%s:%d in kubespray %s; %s:%d in %s): upgrade-cluster.yml upgrades the cluster to it.",
+			nv.File, nv.Line, c.cat.Version, ov.File, ov.Line, from.Version)}
+	am, bm := minorNumber(av), minorNumber(bv)
+	steps := bm - am
+	head := fmt.Sprintf("the default kube_version changes from %s (%s) to %s (%s), and this inventory does not set it", a, from.Version, b, c.cat.Version)
+	switch {
+	case am < 0 || bm < 0:
+		f.Message = head
+		f.Fix = fmt.Sprintf("set kube_version in group_vars/k8s_cluster to the version you mean to run (today's default: %s)", a)
+	case steps == 0:
+		f.Severity = SeverityInfo
+		f.Message = head + fmt.Sprintf(": a patch upgrade within Kubernetes %s", minorOf(bv))
+		f.Fix = "nothing to do: kubeadm upgrades within a minor in one step"
+	case steps == 1:
+		f.Message = head + fmt.Sprintf(": one minor, Kubernetes %s to %s", minorOf(av), minorOf(bv))
+		f.Fix = fmt.Sprintf("plan the Kubernetes %s upgrade with this kubespray upgrade (its deprecations and removed APIs)", minorOf(bv))
+		if keep := c.keepKube(av); keep != "" {
+			f.Fix += fmt.Sprintf(", or set kube_version: %q (kubespray %s has it) to upgrade Kubernetes later", keep, c.cat.Version)
+		}
+	case steps > 1:
+		f.Message = head + fmt.Sprintf(": %d minors, Kubernetes %s to %s, which kubeadm cannot skip", steps, minorOf(av), minorOf(bv))
+		f.Why += " kubeadm upgrades a control plane one minor at a time, so a jump of more than one minor fails."
+		f.Fix = "upgrade through each kubespray release in between (each upgrades Kubernetes one minor), or set kube_version to a version one minor above the running one for this step"
+	default:
+		f.Message = head + fmt.Sprintf(": a downgrade, Kubernetes %s to %s", minorOf(av), minorOf(bv))
+		f.Fix = fmt.Sprintf("set kube_version: %s (Kubernetes does not downgrade)", a)
+	}
+	return []Finding{f}
+}
+
+// keepKube is the version of the target release closest to today's
+// default av: av itself when the target has checksums for it, else the
+// newest patch of its minor the target has; "" when it has none.
+func (c *checkCtx) keepKube(av string) string {
+	comp := c.cat.Release.Components["kube_version"]
+	if comp == nil {
+		return ""
+	}
+	for _, v := range comp.Versions {
+		if strings.TrimPrefix(v, "v") == av {
+			return v
+		}
+	}
+	if p := sameMinor(comp.Versions, av); len(p) > 0 {
+		return p[0]
+	}
+	return ""
+}
+
+// minorNumber is 33 of "1.33.7"; -1 when it is not a version.
+func minorNumber(v string) int {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return -1
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 // upgradeSettings are the defaults whose change an inventory that leaves
 // them alone must hear about one by one: the network and proxy choices
 // kubespray users set most, and any boolean switch. Other changed literal
@@ -185,17 +290,20 @@ func checkUpgradeDefaults(c *checkCtx) []Finding {
 	}
 	sort.Strings(names)
 	var out []Finding
+	if !set["kube_version"] {
+		out = append(out, c.kubeDefaultChange(from)...)
+	}
 	var versions []string
 	for _, n := range names {
-		if set[n] {
+		if set[n] || n == "kube_version" {
 			continue
 		}
 		nv, ov := c.cat.Lookup(n), from.Lookup(n)
 		if ov == nil || !strings.HasPrefix(nv.Scope, "role-") || !strings.HasPrefix(ov.Scope, "role-") {
 			continue
 		}
-		a, ok1 := scalarDefault(ov)
-		b, ok2 := scalarDefault(nv)
+		a, ok1 := computedDefault(from, n)
+		b, ok2 := computedDefault(c.cat, n)
 		if !ok1 || !ok2 || a == b {
 			continue
 		}

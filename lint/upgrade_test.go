@@ -81,3 +81,35 @@ func TestUpgradeDefaultChanged(t *testing.T) {
 	r = lintUpgrade(t, "v2.26.1", "v2.31.0", dir)
 	none(t, r, "upgrade-default-changed", "calico_vxlan_mode_ipv6")
 }
+
+// The default kube_version kubespray computes from its checksums (the
+// newest they list) moves with the release: said for an inventory that
+// leaves it to kubespray, with how many Kubernetes minors it moves.
+func TestUpgradeKubeVersionDefault(t *testing.T) {
+	dir := writeTree(t, map[string]string{"hosts.ini": testutil.ThreeNodeINI})
+	f := one(t, lintUpgrade(t, "v2.28.1", "v2.29.1", dir), "upgrade-default-changed", "kube_version")
+	assert.Equal(t, SeverityWarning, f.Severity)
+	assert.Equal(t, `the default kube_version changes from "1.32.8" (v2.28.1) to "1.33.7" (v2.29.1), and this inventory does not set it: one minor, Kubernetes 1.32 to 1.33`, f.Message)
+	assert.Contains(t, f.Why, "roles/kubespray_defaults/defaults/main/main.yml")
+	assert.Contains(t, f.Fix, `set kube_version: "1.32.8" (kubespray v2.29.1 has it)`)
+	assert.NotEmpty(t, f.Where, "on a file")
+
+	f = one(t, lintUpgrade(t, "v2.27.1", "v2.29.1", dir), "upgrade-default-changed", "kube_version")
+	assert.Contains(t, f.Message, `changes from "v1.31.9" (v2.27.1) to "1.33.7" (v2.29.1)`)
+	assert.Contains(t, f.Message, ": 2 minors, Kubernetes 1.31 to 1.33, which kubeadm cannot skip")
+
+	// component versions computed the same way are in the info list
+	var info *Finding
+	for _, g := range find(lintUpgrade(t, "v2.28.1", "v2.29.1", dir), "upgrade-default-changed", "") {
+		if g.Severity == SeverityInfo {
+			info = &g
+		}
+	}
+	require.NotNil(t, info)
+	assert.Contains(t, info.Message, `containerd_version "2.0.6" → "2.1.5"`)
+	assert.NotContains(t, info.Message, "kube_version")
+
+	// An inventory that pins kube_version hears nothing of the default.
+	dir = writeTree(t, map[string]string{"hosts.ini": testutil.ThreeNodeINI, "group_vars/all/all.yml": "kube_version: 1.32.8\n"})
+	none(t, lintUpgrade(t, "v2.28.1", "v2.29.1", dir), "upgrade-default-changed", "kube_version")
+}

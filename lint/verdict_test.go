@@ -39,7 +39,7 @@ func TestStringAsBoolVerdicts(t *testing.T) {
 
 	f = one(t, lintSeries(t, "2.18", "metrics_server_enabled=true"), "string-as-bool", "metrics_server_enabled")
 	assert.Equal(t, SeverityWarning, f.Severity)
-	assert.Contains(t, f.Message, "works under ansible-core 2.18 only because \"true\" is True in Python; ansible-core 2.19 fails kubespray's `metrics_server_enabled` at roles/kubernetes-apps/meta/main.yml:24")
+	assert.Contains(t, f.Message, "works under ansible-core 2.18 only because \"true\" is True in Python; ansible-core 2.19 and later fail kubespray's `metrics_server_enabled` at roles/kubernetes-apps/meta/main.yml:24")
 
 	f = one(t, lintSeries(t, "2.17", "kube_proxy_strict_arp=false"), "string-as-bool", "kube_proxy_strict_arp")
 	assert.Equal(t, SeverityError, f.Severity)
@@ -47,7 +47,7 @@ func TestStringAsBoolVerdicts(t *testing.T) {
 
 	f = one(t, lintSeries(t, "2.16", "flush_iptables=false"), "string-as-bool", "flush_iptables")
 	assert.Equal(t, SeverityInfo, f.Severity)
-	assert.Contains(t, f.Message, "ansible-core 2.16 and 2.19 both read it as false here")
+	assert.Contains(t, f.Message, "ansible-core 2.16 and 2.19 and later all read it as false here")
 
 	// helm_enabled: validate_inventory's type check stops the run first.
 	f = one(t, lintSeries(t, "2.18", "helm_enabled=false"), "string-as-bool", "helm_enabled")
@@ -55,8 +55,15 @@ func TestStringAsBoolVerdicts(t *testing.T) {
 	assert.Contains(t, f.Message, `it is TRUE although you wrote "false"`)
 	assert.Contains(t, f.Message, "validate_inventory stops the run on it first (roles/validate_inventory/tasks/main.yml:48)")
 
-	// 2.19 and later (and the default): the condition fails, at kubespray's line.
-	for _, s := range []string{"", "2.19", "2.20.1"} {
+	// No series given: the one the chosen release pins (v2.31.0: 2.18).
+	r := lintSeries(t, "", "metrics_server_enabled=false")
+	assert.Equal(t, "2.18", r.AnsibleCore)
+	assert.Equal(t, "the series kubespray v2.31.0 pins (playbooks/ansible_version.yml:8 accepts 2.18.0 ≤ x < 2.19.0)", r.AnsibleCoreWhy)
+	f = one(t, r, "string-as-bool", "metrics_server_enabled")
+	assert.Contains(t, f.Message, `under ansible-core 2.18 it is TRUE although you wrote "false"`)
+
+	// 2.19 and later: the condition fails, at kubespray's line.
+	for _, s := range []string{"2.19", "2.20.1"} {
 		f = one(t, lintSeries(t, s, "metrics_server_enabled=false"), "string-as-bool", "metrics_server_enabled")
 		assert.Equal(t, SeverityError, f.Severity)
 		assert.Contains(t, f.Why, "ansible-core >= 2.19 fails kubespray's `metrics_server_enabled` (roles/kubernetes-apps/meta/main.yml:24)")
@@ -100,4 +107,25 @@ func TestStringAsBoolVerdictsTemplateSite(t *testing.T) {
 	// A variable read in a bare when: keeps that site, not a Jinja one.
 	f = one(t, lintSeries(t, "2.18", "metrics_server_enabled=false"), "string-as-bool", "metrics_server_enabled")
 	assert.NotContains(t, f.Message, "renders it")
+}
+
+// Each bundled release is judged under the ansible-core its requirements
+// pin, the newest series its playbooks/ansible_version.yml accepts; the
+// default catalogue (no release chosen) under 2.19; a given series wins.
+func TestJudgedAnsibleCore(t *testing.T) {
+	for v, want := range map[string]string{"v2.24.3": "2.16", "v2.25.1": "2.16", "v2.28.1": "2.16", "v2.29.1": "2.17", "v2.30.0": "2.17", "v2.31.0": "2.18"} {
+		cat, err := kubespray.Bundled(v)
+		require.NoError(t, err)
+		got, why := JudgedAnsibleCore("", cat)
+		assert.Equal(t, want, got, v)
+		assert.Contains(t, why, "the series kubespray "+v+" pins (playbooks/ansible_version.yml", v)
+		got, why = JudgedAnsibleCore("2.20", cat)
+		assert.Equal(t, "2.20", got)
+		assert.Equal(t, "as given", why)
+	}
+	def, err := kubespray.ForInventory([]string{t.TempDir()})
+	require.NoError(t, err)
+	require.True(t, def.Default)
+	got, _ := JudgedAnsibleCore("", def)
+	assert.Equal(t, "2.19", got)
 }

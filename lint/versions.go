@@ -93,22 +93,51 @@ func (c *checkCtx) versionFinding(name string, comp *kubespray.Component, u use)
 		f.Fix = fixText(name, fmt.Sprintf("%q", want), originOf(u))
 		return f, true
 	case name == "kube_version" && comp.MinRequired != "" && versionLess(bare, strings.TrimPrefix(comp.MinRequired, "v")):
-		f.Message = fmt.Sprintf("kube_version = %q is older than kubespray %s supports (kube_version_min_required %s)", s, rel, comp.MinRequired)
+		f.Message = fmt.Sprintf("kube_version = %q is older than kubespray %s supports (kube_version_min_required %s)", s, rel, comp.MinRequired) + prefixToo(s, withV, rel)
 		if comp.MinSource != "" {
 			f.Why = fmt.Sprintf("kubespray %s stops at %s (\"Stop if unsupported version of Kubernetes\"): it supports %s.", rel, comp.MinSource, supportedMinors(comp.Versions))
 		}
-		f.Fix = fmt.Sprintf("use a release of kubespray made for Kubernetes %s, or set %s to one of %s", minorOf(bare), name, supportedMinors(comp.Versions))
+		f.Fix = fmt.Sprintf("use a release of kubespray made for Kubernetes %s%s, or set %s to one of %s", minorOf(bare), kubeReleasesNote(s), name, supportedMinors(comp.Versions))
 		return f, true
 	}
 	patches := sameMinor(comp.Versions, bare)
 	if len(patches) > 0 {
-		f.Message = fmt.Sprintf("%s = %q: kubespray %s has no checksums for this patch; it knows %s: %s", name, s, rel, minorOf(bare), strings.Join(patches, ", "))
+		f.Message = fmt.Sprintf("%s = %q: kubespray %s has no checksums for this patch; it knows %s: %s", name, s, rel, minorOf(bare), strings.Join(patches, ", ")) + prefixToo(s, withV, rel)
 		f.Fix = fixText(name, fmt.Sprintf("%q", patches[0]), originOf(u))
+		if name == "kube_version" {
+			f.Fix += ", or use a release of kubespray with it" + kubeReleasesNote(s)
+		}
 		return f, true
 	}
-	f.Message = fmt.Sprintf("%s = %q is not a version kubespray %s knows: it supports %s", name, s, rel, supportedMinors(comp.Versions))
+	f.Message = fmt.Sprintf("%s = %q is not a version kubespray %s knows: it supports %s", name, s, rel, supportedMinors(comp.Versions)) + prefixToo(s, withV, rel)
 	f.Fix = fixText(name, fmt.Sprintf("%q", comp.Versions[0]), originOf(u)) + " (the newest it knows), or leave it unset for kubespray's default"
+	if name == "kube_version" {
+		f.Fix += ", or use a release of kubespray made for it" + kubeReleasesNote(s)
+	}
 	return f, true
+}
+
+// prefixToo says that a version kubespray does not know is also written
+// with (or without) the leading v against the release's convention, so
+// that both are said at once.
+func prefixToo(s string, withV bool, rel string) string {
+	switch {
+	case withV && !strings.HasPrefix(s, "v"):
+		return fmt.Sprintf("; also, kubespray %s writes versions with a leading v", rel)
+	case !withV && strings.HasPrefix(s, "v"):
+		return fmt.Sprintf("; also, kubespray %s writes versions without the leading v", rel)
+	}
+	return ""
+}
+
+// kubeReleasesNote names the bundled releases that have kube_version v
+// (" (kube_version 1.28.6: kubespray v2.24.x–v2.26.x)"), or says that
+// none is bundled.
+func kubeReleasesNote(v string) string {
+	if rs := KubeReleases(v); rs != "" {
+		return fmt.Sprintf(" (kube_version %s: kubespray %s)", v, rs)
+	}
+	return fmt.Sprintf(" (no bundled kubespray release has kube_version %s)", v)
 }
 
 // releaseName names the catalogue's kubespray for a message.

@@ -40,8 +40,15 @@ func TestKubeVersion(t *testing.T) {
 		fix     string
 	}{
 		{"kube_version=1.32.2", []string{`kube_version = "1.32.2" is older than kubespray v2.31.0 supports (kube_version_min_required 1.33.0)`}, ""},
-		{"kube_version=v1.32.2", []string{`"v1.32.2" is older than kubespray v2.31.0 supports`}, ""},
-		{"kube_version=1.34.9", []string{`kube_version = "1.34.9": kubespray v2.31.0 has no checksums for this patch; it knows 1.34: 1.34.7, 1.34.6`}, `-e '{"kube_version": "1.34.7"}'`},
+		// both faults at once: too old, and the leading v v2.31.0 does not write
+		{"kube_version=v1.32.2", []string{`"v1.32.2" is older than kubespray v2.31.0 supports`, "; also, kubespray v2.31.0 writes versions without the leading v"},
+			"use a release of kubespray made for Kubernetes 1.32 (kube_version v1.32.2: kubespray v2.28.x–v2.30.x), or set kube_version to one of 1.35 (1.35.0–1.35.4), 1.34 (1.34.0–1.34.7), 1.33 (1.33.0–1.33.11)"},
+		{"kube_version=1.28.6", []string{`kube_version = "1.28.6" is older than kubespray v2.31.0 supports`},
+			"use a release of kubespray made for Kubernetes 1.28 (kube_version 1.28.6: kubespray v2.24.x–v2.26.x), or set kube_version to one of 1.35 (1.35.0–1.35.4), 1.34 (1.34.0–1.34.7), 1.33 (1.33.0–1.33.11)"},
+		{"kube_version=1.18.0", []string{`kube_version = "1.18.0" is older than kubespray v2.31.0 supports`},
+			"use a release of kubespray made for Kubernetes 1.18 (no bundled kubespray release has kube_version 1.18.0), or set kube_version to one of 1.35 (1.35.0–1.35.4), 1.34 (1.34.0–1.34.7), 1.33 (1.33.0–1.33.11)"},
+		{"kube_version=1.34.9", []string{`kube_version = "1.34.9": kubespray v2.31.0 has no checksums for this patch; it knows 1.34: 1.34.7, 1.34.6`},
+			`-e '{"kube_version": "1.34.7"}', or use a release of kubespray with it (kube_version 1.34.9: kubespray master)`},
 		{"kube_version=v1.35.4", []string{`writes versions without the leading v ("1.35.4")`}, `-e '{"kube_version": "1.35.4"}'`},
 		{"kube_version=1.36.0", []string{`is not a version kubespray v2.31.0 knows: it supports 1.35 (1.35.0–1.35.4), 1.34 (1.34.0–1.34.7), 1.33 (1.33.0–1.33.11)`}, ""},
 		{"kube_version=1.35.4", nil, ""},

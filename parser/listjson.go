@@ -128,24 +128,45 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 		rendered[v] = out
 		return out
 	}
-	var sorted []string
+	// The group layer's keys are sorted once per layer (hosts in the same
+	// groups share it); a host's own and the extra keys are merged in.
+	groupKeys := map[*Map][]string{}
+	sortedKeys := func(m *Map) []string {
+		if ks, ok := groupKeys[m]; ok {
+			return ks
+		}
+		var ks []string
+		for _, k := range m.Keys {
+			if !internalStaticVars[k] {
+				ks = append(ks, k)
+			}
+		}
+		sort.Slice(ks, func(i, j int) bool { return pyStrLess(ks[i], ks[j]) })
+		groupKeys[m] = ks
+		return ks
+	}
+	var sorted, own []string
 	wroteHost := false
 	start := b.Len()
 	b.WriteString("{")
 	hosts := inv.HostsUnder("all")
 	sort.SliceStable(hosts, func(i, j int) bool { return pyStrLess(hosts[i].Name, hosts[j].Name) })
 	for _, h := range hosts {
-		hv := inv.HostVars(h, extra)
-		sorted = sorted[:0]
-		for _, k := range hv.Keys {
-			if !internalStaticVars[k] {
-				sorted = append(sorted, k)
+		group, hostLayer := inv.HostVarLayers(h)
+		hv := hostVarsView{group, hostLayer, extra}
+		own = own[:0]
+		for _, m := range []*Map{hostLayer, extra} {
+			for _, k := range m.keys() {
+				if !internalStaticVars[k] && group.Get(k) == nil && !containsString(own, k) {
+					own = append(own, k)
+				}
 			}
 		}
+		sort.Slice(own, func(i, j int) bool { return pyStrLess(own[i], own[j]) })
+		sorted = mergeSorted(sorted[:0], sortedKeys(group), own)
 		if len(sorted) == 0 {
 			continue
 		}
-		sort.Slice(sorted, func(i, j int) bool { return pyStrLess(sorted[i], sorted[j]) })
 		if wroteHost {
 			b.WriteString(",")
 		}
@@ -160,7 +181,7 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 			b.WriteString("\n                ")
 			writeJSONString(b, k)
 			b.WriteString(": ")
-			b.Write(render(hv.Values[k]))
+			b.Write(render(hv.get(k)))
 		}
 		b.WriteString("\n            }")
 	}
@@ -170,6 +191,53 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 		return
 	}
 	b.WriteString("\n        }")
+}
+
+// hostVarsView is HostVars as its layers: extra over host over group.
+type hostVarsView struct{ group, host, extra *Map }
+
+func (v hostVarsView) get(k string) *Value {
+	if x := v.extra.Get(k); x != nil {
+		return x
+	}
+	if x := v.host.Get(k); x != nil {
+		return x
+	}
+	return v.group.Get(k)
+}
+
+// keys is m.Keys, nil for a nil map.
+func (m *Map) keys() []string {
+	if m == nil {
+		return nil
+	}
+	return m.Keys
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeSorted appends to dst the merge of a and b, both sorted by
+// pyStrLess and without common keys.
+func mergeSorted(dst, a, b []string) []string {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if pyStrLess(b[j], a[i]) {
+			dst = append(dst, b[j])
+			j++
+		} else {
+			dst = append(dst, a[i])
+			i++
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
 }
 
 // HostsUnder is Ansible's group.get_hosts(), i.e. groups[name]: the hosts

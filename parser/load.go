@@ -587,6 +587,37 @@ func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
 	return merge(out, extra)
 }
 
+// HostVarLayers is HostVars in two layers, without copying: group, the
+// variables h gets from its groups (shared by every host in the same
+// groups), and host, its own (h.Vars itself when no host_vars file adds
+// to them: never change either) (inventory host vars, then
+// host_vars files; nil when it has none). HostVars(h, extra) is group,
+// then host, then extra, each replacing the one before.
+func (inv *Inventory) HostVarLayers(h *Host) (group, host *Map) {
+	group = inv.groupLevelVars(inv.GroupsOf(h))
+	files := inv.HostVarsFiles[h.Name]
+	if len(files) == 0 {
+		if h.Vars.Len() > 0 {
+			host = h.Vars // read only, like group
+		}
+		return group, host
+	}
+	if h.Vars.Len() > 0 {
+		host = merge(NewMap(), h.Vars)
+	}
+	for _, dir := range inv.varsDirs {
+		for _, f := range files {
+			if f.dir == dir {
+				if host == nil {
+					host = NewMap()
+				}
+				merge(host, f.Vars)
+			}
+		}
+	}
+	return group, host
+}
+
 // groupLevelVars is the part of HostVars that depends only on the host's
 // groups: inventory group vars, then group_vars files. Hosts in the same
 // groups share it, so it is computed once per group list.

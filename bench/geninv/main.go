@@ -17,18 +17,19 @@ import (
 func main() {
 	n := flag.Int("hosts", 5000, "number of hosts")
 	out := flag.String("out", "", "directory to write (created)")
+	ranges := flag.Bool("ranges", false, "write the kube_node hosts as host ranges (node[4:N], 100,000 a line), sharing all their variables, without host_vars files")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "geninv: -out is required")
 		os.Exit(2)
 	}
-	if err := write(*out, *n); err != nil {
+	if err := write(*out, *n, *ranges); err != nil {
 		fmt.Fprintln(os.Stderr, "geninv:", err)
 		os.Exit(1)
 	}
 }
 
-func write(dir string, n int) error {
+func write(dir string, n int, ranges bool) error {
 	for _, d := range []string{"group_vars/all", "group_vars/k8s_cluster", "host_vars"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return err
@@ -47,7 +48,10 @@ func write(dir string, n int) error {
 	}
 	fmt.Fprintln(w, "\n[etcd:children]\nkube_control_plane")
 	fmt.Fprintln(w, "\n[kube_node]")
-	for i := cp + 1; i <= n; i++ {
+	for i := cp + 1; ranges && i <= n; i += 100000 {
+		fmt.Fprintf(w, "node[%d:%d]\n", i, min(i+99999, n))
+	}
+	for i := cp + 1; !ranges && i <= n; i++ {
 		fmt.Fprintf(w, "node%d ansible_host=10.%d.%d.%d ip=10.%d.%d.%d node_rack=r%d\n", i, i/65536%256, i/256%256, i%256, i/65536%256, i/256%256, i%256, i%40)
 	}
 	fmt.Fprintln(w, "\n[k8s_cluster:children]\nkube_control_plane\nkube_node")
@@ -72,7 +76,7 @@ func write(dir string, n int) error {
 			return err
 		}
 	}
-	for i := 10; i <= n; i += 10 {
+	for i := 10; !ranges && i <= n; i += 10 {
 		body := fmt.Sprintf("---\nnode_labels:\n  rack: r%d\n  pool: \"p%d\"\nkubelet_max_pods: %d\n", i%40, i%7, 100+i%50)
 		if err := os.WriteFile(filepath.Join(dir, "host_vars", fmt.Sprintf("node%d.yml", i)), []byte(body), 0o644); err != nil {
 			return err

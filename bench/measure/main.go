@@ -1,7 +1,8 @@
 // Command measure runs a command several times and prints the median wall
-// time and the largest peak resident set size (maxrss) of the runs, as one
-// tab-separated line: name, median seconds, peak MiB, runs. Output of the
-// command is discarded; a failing run stops the measurement.
+// time, the largest peak resident set size (maxrss) and the median CPU time
+// (user + system) of the runs, as one tab-separated line: name, median
+// seconds, peak MiB, runs, median CPU seconds. Output of the command is
+// discarded; a failing run stops the measurement.
 //
 //	go run ./bench/measure -name NAME -runs 5 -- CMD ARGS...
 package main
@@ -25,7 +26,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: measure -name NAME -runs N -- CMD ARGS...")
 		os.Exit(2)
 	}
-	var times []float64
+	var times, cpus []float64
 	var peak int64
 	for i := 0; i < *runs; i++ {
 		cmd := exec.Command(args[0], args[1:]...)
@@ -39,10 +40,18 @@ func main() {
 			}
 		}
 		times = append(times, time.Since(start).Seconds())
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > peak {
-			peak = ru.Maxrss // KiB on Linux
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			if ru.Maxrss > peak {
+				peak = ru.Maxrss // KiB on Linux
+			}
+			cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()).Seconds())
 		}
 	}
 	sort.Float64s(times)
-	fmt.Printf("%s\t%.3f\t%.1f\t%d\n", *name, times[len(times)/2], float64(peak)/1024, *runs)
+	sort.Float64s(cpus)
+	cpu := 0.0
+	if len(cpus) > 0 {
+		cpu = cpus[len(cpus)/2]
+	}
+	fmt.Printf("%s\t%.3f\t%.1f\t%d\t%.3f\n", *name, times[len(times)/2], float64(peak)/1024, *runs, cpu)
 }

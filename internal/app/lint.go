@@ -65,7 +65,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	fs.boolean(&verbose, "v", "verbose", "add each finding's why")
 	var upgradeFrom, ansibleCore string
 	fs.str(&upgradeFrom, "", "upgrade-from", "VERSION", "", "the bundled kubespray release the cluster runs today: also say what moving to the target release changes (removed variables, changed defaults, ansible-core, skipped releases)")
-	fs.str(&ansibleCore, "", "ansible-core", "X.Y", "", "the ansible-core series cluster.yml will run under (default 2.19): before 2.19 a string boolean does not fail but is read by its Python truth, so \"false\" can silently be true")
+	fs.str(&ansibleCore, "", "ansible-core", "X.Y", "", "the ansible-core series cluster.yml will run under (default: the one the chosen kubespray release pins, else 2.19): before 2.19 a string boolean does not fail but is read by its Python truth, so \"false\" can silently be true")
 	fs.boolean(&listRules, "", "rules", "list the rules and exit")
 	var configFile, baselineFile, writeBaseline string
 	fs.str(&configFile, "", "config", "FILE", "", "lint configuration (default: .layercheck.yml in the inventory directory, if there)")
@@ -118,7 +118,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	}
 
 	var cat *kubespray.Catalogue
-	cat, err = kubespray.Select(version, "--kubespray-version", inv)
+	cat, err = kubespray.SelectDeferred(version, "--kubespray-version", inv)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "lint: kubespray catalogue: " + err.Error()}
 	}

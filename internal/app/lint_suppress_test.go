@@ -48,8 +48,10 @@ func suppressedBy(rep *lint.Report, variable string) string {
 	return ""
 }
 
+// The suppression tests judge the broken sample under ansible-core 2.19,
+// where every string boolean seeded in it is an error.
 func TestLintSuppressionComments(t *testing.T) {
-	base := lintJSON(t, 1, "-i", sample("broken"))
+	base := lintJSON(t, 1, "-i", sample("broken"), "--ansible-core", "2.19")
 	require.Equal(t, 43, base.Errors)
 	dir := brokenCopy(t, map[string][2]string{
 		// YAML, on the line
@@ -63,7 +65,7 @@ func TestLintSuppressionComments(t *testing.T) {
 	data, _ := os.ReadFile(p)
 	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), "download_run_once=true\n", "# layercheck: ignore[string-as-bool]\ndownload_run_once=true\n", 1)), 0o644))
 
-	rep := lintJSON(t, 1, "-i", dir)
+	rep := lintJSON(t, 1, "-i", dir, "--ansible-core", "2.19")
 	assert.Equal(t, 40, rep.Errors, "three errors suppressed")
 	assert.Equal(t, base.Warnings, rep.Warnings)
 	assert.Len(t, rep.Suppressed, 3)
@@ -74,7 +76,7 @@ func TestLintSuppressionComments(t *testing.T) {
 	for _, f := range rep.Findings {
 		assert.NotContains(t, []string{"helm_enabled", "kubeconfig_localhost", "download_run_once"}, f.Variable)
 	}
-	out, _, _ := runCLI(t, "lint", "-i", dir)
+	out, _, _ := runCLI(t, "lint", "-i", dir, "--ansible-core", "2.19")
 	assert.Contains(t, out, "FAILED: 40 error(s), 7 warning(s), 0 info, 3 suppressed (")
 	assert.Contains(t, out, "\n  ignored string-as-bool           3\n")
 }
@@ -82,7 +84,7 @@ func TestLintSuppressionComments(t *testing.T) {
 func TestLintConfigSkips(t *testing.T) {
 	dir := brokenCopy(t, nil)
 	testutil.WriteTree(t, dir, map[string]string{".layercheck.yml": "skip_rules: [string-as-bool, calico-rr]\nskip_variables: [kube_proxy_mode]\n"})
-	rep := lintJSON(t, 1, "-i", dir)
+	rep := lintJSON(t, 1, "-i", dir, "--ansible-core", "2.19")
 	assert.Equal(t, 43-29-1, rep.Errors)
 	assert.Equal(t, 6, rep.Warnings)
 	assert.Len(t, rep.Suppressed, 31)
@@ -93,7 +95,7 @@ func TestLintConfigSkips(t *testing.T) {
 	// --config names another file; a bad one is a usage error naming it.
 	other := filepath.Join(t.TempDir(), "lint.yml")
 	testutil.WriteTree(t, filepath.Dir(other), map[string]string{"lint.yml": "skip_rules: [etcd-even]\n"})
-	rep = lintJSON(t, 1, "-i", dir, "--config", other)
+	rep = lintJSON(t, 1, "-i", dir, "--ansible-core", "2.19", "--config", other)
 	assert.Equal(t, 42, rep.Errors)
 	for content, want := range map[string]string{"skip_rule: [x]\n": "skip_rule", "skip_rules: [no-such-rule]\n": "no-such-rule"} {
 		testutil.WriteTree(t, filepath.Dir(other), map[string]string{"lint.yml": content})
@@ -106,11 +108,11 @@ func TestLintConfigSkips(t *testing.T) {
 
 func TestLintBaseline(t *testing.T) {
 	baseline := filepath.Join(t.TempDir(), "baseline.json")
-	_, errOut, code := runCLI(t, "lint", "-i", sample("broken"), "--write-baseline", baseline)
+	_, errOut, code := runCLI(t, "lint", "-i", sample("broken"), "--ansible-core", "2.19", "--write-baseline", baseline)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "wrote 50 finding(s) to the baseline")
 
-	rep := lintJSON(t, 0, "-i", sample("broken"), "--baseline", baseline)
+	rep := lintJSON(t, 0, "-i", sample("broken"), "--ansible-core", "2.19", "--baseline", baseline)
 	assert.Zero(t, rep.Errors)
 	assert.Zero(t, rep.Warnings)
 	assert.Len(t, rep.Suppressed, 50)
@@ -119,12 +121,12 @@ func TestLintBaseline(t *testing.T) {
 	// A new finding still fails; a moved one (other line, same file,
 	// variable and value) does not.
 	dir := brokenCopy(t, map[string][2]string{"group_vars/k8s_cluster/addons.yml": {"---\n", "---\n# a new comment line\n"}})
-	rep = lintJSON(t, 1, "-i", dir, "--baseline", baseline, "-e", "dns_mode=bogus")
+	rep = lintJSON(t, 1, "-i", dir, "--ansible-core", "2.19", "--baseline", baseline, "-e", "dns_mode=bogus")
 	require.Equal(t, 1, rep.Errors, "%+v", rep.Findings)
 	assert.Equal(t, "dns_mode", rep.Findings[0].Variable)
 	assert.Equal(t, "baseline "+baseline, suppressedBy(rep, "helm_enabled"))
 
-	_, errOut, code = runCLI(t, "lint", "-i", sample("broken"), "--baseline", filepath.Join(t.TempDir(), "missing.json"))
+	_, errOut, code = runCLI(t, "lint", "-i", sample("broken"), "--ansible-core", "2.19", "--baseline", filepath.Join(t.TempDir(), "missing.json"))
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "missing.json")
 }

@@ -52,21 +52,32 @@ func TestLintSaysWhichCatalogueAndWhy(t *testing.T) {
 		"inventory/mycluster/hosts.ini":                   "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode1\n",
 	})
 	inCheckout := filepath.Join(ks, "inventory", "mycluster")
+	// an inventory that pins nothing telling a release
+	bare := filepath.Join(t.TempDir(), "inv")
+	testutil.WriteTree(t, bare, map[string]string{"hosts.ini": testutil.ThreeNodeINI})
 	for _, tc := range []struct {
 		name      string
 		args      []string
 		catalogue string
 		why       string
+		core      string // the ansible-core judged, with why
 	}{
-		{"checkout", []string{"-i", inCheckout}, "kubespray checkout at " + ks, "chosen because the inventory " + inCheckout + " lives in this checkout"},
-		{"version", []string{"-i", sample("kubespray-3node"), "--kubespray-version", "v2.31"}, "bundled kubespray v2.31.0 ", "chosen with --kubespray-version v2.31, the newest bundled v2.31.x"},
-		{"default", []string{"-i", sample("kubespray-3node")}, "bundled kubespray master ", "the default, as the inventory lives in no kubespray checkout"},
+		{"checkout", []string{"-i", inCheckout}, "kubespray checkout at " + ks, "chosen because the inventory " + inCheckout + " lives in this checkout",
+			"2.18, the series the kubespray checkout pins (playbooks/ansible_version.yml:8 accepts 2.18.0 ≤ x < 2.19.0)"},
+		{"version", []string{"-i", sample("kubespray-3node"), "--kubespray-version", "v2.31"}, "bundled kubespray v2.31.0 ", "chosen with --kubespray-version v2.31, the newest bundled v2.31.x",
+			"2.18, the series kubespray v2.31.0 pins (playbooks/ansible_version.yml:8 accepts 2.18.0 ≤ x < 2.19.0)"},
+		{"version and --ansible-core", []string{"-i", sample("kubespray-3node"), "--kubespray-version", "v2.29", "--ansible-core", "2.19"}, "bundled kubespray v2.29.1 ", "chosen with --kubespray-version v2.29, the newest bundled v2.29.x",
+			"2.19, as given"},
+		{"inferred", []string{"-i", sample("kubespray-3node")}, "bundled kubespray v2.31.0 ", "inferred from what the inventory pins, as it lives in no kubespray checkout and no release was given: of 1 variable(s) it sets that only some releases define (upstream_dns_servers), kubespray v2.31.0 defines 1; v2.31.0 is the newest bundled release that fits",
+			"2.18, the series kubespray v2.31.0 pins (playbooks/ansible_version.yml:8 accepts 2.18.0 ≤ x < 2.19.0)"},
+		{"default", []string{"-i", bare}, "bundled kubespray master ", "the default, as the inventory lives in no kubespray checkout",
+			"2.19, the default: 2.19 and later fail a `when:` on a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := runCLI(t, append([]string{"lint"}, tc.args...)...)
 			require.Equal(t, 0, code, "%s\n%s", out, errOut)
 			header, _, _ := strings.Cut(out, "\n")
-			assert.Regexp(t, `\(catalogue: `+regexpQuote(tc.catalogue)+`[^;]*, `+regexpQuote(tc.why)+`; locations`, header)
+			assert.Regexp(t, `\(catalogue: `+regexpQuote(tc.catalogue)+`[^;]*, `+regexpQuote(tc.why)+`; string booleans judged under ansible-core `+regexpQuote(tc.core)+`; locations`, header)
 			assert.Regexp(t, `(?m)^OK: 0 error\(s\), 0 warning\(s\), 0 info \(`+regexpQuote(tc.catalogue)+`.*, `+regexpQuote(tc.why)+`\)$`, out)
 
 			out, errOut, code = runCLI(t, append([]string{"lint", "--format", "json"}, tc.args...)...)
@@ -121,8 +132,12 @@ func TestLintBrokenSampleText(t *testing.T) {
 		"\n         fix: helm_enabled: true\n",
 		"warning unknown-variable metallb_enable = true",
 		"\nRules\n",
-		"FAILED: 43 error(s), 7 warning(s), 0 info (",
-		"\n  error   string-as-bool           29\n",
+		// judged under ansible-core 2.18, which the inferred v2.31.0 pins:
+		// a string boolean that works as meant there is a warning
+		"kube_version 1.35.4 (group_vars/k8s_cluster/k8s-cluster.yml:26:15) fits kubespray v2.31.x, master; v2.31.0 is the newest bundled release that fits",
+		"FAILED: 26 error(s), 24 warning(s), 0 info (",
+		"\n  error   string-as-bool           12\n",
+		"\n  warning string-as-bool           17\n",
 		"\n  warning calico-rr                1\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -151,7 +166,7 @@ func TestLintBrokenSampleText(t *testing.T) {
 		t.Errorf("auto with NO_COLOR set: %v %v", on, err)
 	}
 	out, _, _ = runCLI(t, "lint", "-i", sample("broken"), "-q")
-	if strings.Contains(out, "helm_enabled") || !strings.HasPrefix(out, "\nFAILED: 43 error(s)") || !strings.Contains(out, "string-as-bool           29") {
+	if strings.Contains(out, "helm_enabled") || !strings.HasPrefix(out, "\nFAILED: 26 error(s)") || !strings.Contains(out, "string-as-bool           12") {
 		t.Errorf("-q: want the counts only:\n%s", out)
 	}
 }

@@ -72,8 +72,8 @@ func TestLintDirectoryWithoutInventory(t *testing.T) {
 }
 
 // Locations follow what the header says they are relative to: a whole-
-// inventory finding is "(the inventory as a whole)", never the -i path
-// joined to itself, and an -e @file outside the inventory directory is
+// inventory finding names the inventory file holding the hosts, never the
+// -i path joined to itself, and an -e @file outside the inventory directory is
 // named by its absolute path, not by the path as typed (which the header
 // would make relative to the inventory directory).
 func TestLintLocationsOutsideInventory(t *testing.T) {
@@ -85,7 +85,7 @@ func TestLintLocationsOutsideInventory(t *testing.T) {
 	})
 	t.Chdir(root)
 	out, errOut, code := runCLI(t, "lint", "-i", "inv", "--kubespray-version", "v2.31.0")
-	if code != 1 || !strings.Contains(out, "\n(the inventory as a whole)\n") || strings.Contains(out, "inv/inv") {
+	if code != 1 || !strings.Contains(out, "\ninv/hosts.ini\n") || strings.Contains(out, "inv/inv") {
 		t.Errorf("relative -i: exit %d\n%s\n%s", code, out, errOut)
 	}
 	t.Chdir(filepath.Join(root, "vars"))

@@ -105,7 +105,7 @@ func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error)
 		return nil, err
 	}
 	var cat *kubespray.Catalogue
-	cat, err = kubespray.Select(o.KubesprayVersion, "kubespray_version", o.Inventory)
+	cat, err = kubespray.SelectDeferred(o.KubesprayVersion, "kubespray_version", o.Inventory)
 	if err != nil {
 		return nil, fmt.Errorf("kubespray catalogue: %w", err)
 	}

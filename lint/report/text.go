@@ -72,8 +72,12 @@ func WriteText(w io.Writer, r *lint.Report, o TextOptions) {
 		default:
 			rel = "the inventory directory"
 		}
-		fmt.Fprintf(w, "layercheck lint %s (catalogue: %s; locations relative to %s)\n",
-			strings.Join(o.Sources, " "), r.CatalogueUsed(), rel)
+		core := ""
+		if r.AnsibleCore != "" {
+			core = "; string booleans judged under ansible-core " + r.AnsibleCore + ", " + r.AnsibleCoreWhy
+		}
+		fmt.Fprintf(w, "layercheck lint %s (catalogue: %s%s; locations relative to %s)\n",
+			strings.Join(o.Sources, " "), r.CatalogueUsed(), core, rel)
 		writeFindings(w, r, o)
 	}
 	writeSummary(w, r, o)

@@ -138,10 +138,6 @@ func TestRealInventories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := kubespray.Bundled("")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
 	for i, line := range strings.Split(strings.TrimSpace(string(manifest)), "\n") {
 		if i == 0 {
@@ -174,6 +170,12 @@ func TestRealInventories(t *testing.T) {
 				if err != nil {
 					res.LoadError = strings.ReplaceAll(err.Error(), root, "<inventory>")
 				} else {
+					// as a new user runs it: outside any kubespray checkout,
+					// without --kubespray-version (the release is inferred)
+					cat, err := kubespray.ForInventory([]string{src})
+					if err != nil {
+						t.Fatal(err)
+					}
 					res.Report = lint.Run(lint.Input{Inventory: inv, Catalogue: cat})
 				}
 				results = append(results, res)

@@ -1,0 +1,196 @@
+package lint
+
+import (
+	"sort"
+
+	"github.com/layercheck/layercheck/parser"
+)
+
+// Evaluation once per distinct resolved variable set. Hosts in the same
+// groups share their group-level variables (parser.HostVarLayers), and
+// most set few variables of their own; so the lint keeps each host's
+// variables as layers instead of a copy per host, reads a variable for all
+// hosts at once as a column (varTable.column), and evaluates a rule once
+// per distinct tuple of values, fanning the result out to the hosts that
+// share it: the host lists stay exact.
+
+// hostVars is one host's resolved variables: extra over host over group,
+// each replacing the one below (parser.Inventory.HostVars without the copy).
+type hostVars struct {
+	group, host, extra *parser.Map
+}
+
+// Get returns the value the host gets for name, or nil.
+func (m *hostVars) Get(name string) *parser.Value {
+	if m == nil {
+		return nil
+	}
+	if v := m.extra.Get(name); v != nil {
+		return v
+	}
+	if v := m.host.Get(name); v != nil {
+		return v
+	}
+	return m.group.Get(name)
+}
+
+// varTable holds every host's layers and the columns read so far.
+type varTable struct {
+	groups    []*parser.Map // the distinct group layers
+	gid       []int         // per host (inventory order): its group layer
+	hostLayer []*parser.Map // per host: its own variables, or nil
+	extra     *parser.Map
+	// byHostKey lists, per variable, the hosts whose own layer sets it.
+	byHostKey map[string][]int
+	cols      map[string]*column
+}
+
+func newVarTable(inv *parser.Inventory, extra *parser.Map) *varTable {
+	t := &varTable{extra: extra, byHostKey: map[string][]int{}, cols: map[string]*column{}}
+	index := map[*parser.Map]int{}
+	for i, h := range inv.Hosts {
+		g, own := inv.HostVarLayers(h)
+		gi, ok := index[g]
+		if !ok {
+			gi = len(t.groups)
+			index[g] = gi
+			t.groups = append(t.groups, g)
+		}
+		t.gid = append(t.gid, gi)
+		t.hostLayer = append(t.hostLayer, own)
+		if own != nil {
+			for _, k := range own.Keys {
+				t.byHostKey[k] = append(t.byHostKey[k], i)
+			}
+		}
+	}
+	return t
+}
+
+// column is what every host gets for one variable, without a slot per
+// host: the value of each group layer, and the hosts whose own layer (or
+// the extra vars) replaces it.
+type column struct {
+	all  *parser.Value   // from extra vars: every host's
+	gv   []*parser.Value // per group layer
+	over []int           // hosts whose own layer sets it, ascending
+	ov   []*parser.Value // their values
+}
+
+// column reads name for every host (once per name).
+func (t *varTable) column(name string) *column {
+	if col, ok := t.cols[name]; ok {
+		return col
+	}
+	col := &column{all: t.extra.Get(name)}
+	if col.all == nil {
+		col.gv = make([]*parser.Value, len(t.groups))
+		for i, g := range t.groups {
+			col.gv[i] = g.Get(name)
+		}
+		col.over = t.byHostKey[name]
+		col.ov = make([]*parser.Value, len(col.over))
+		for k, i := range col.over {
+			col.ov[k] = t.hostLayer[i].Get(name)
+		}
+	}
+	t.cols[name] = col
+	return col
+}
+
+// at is what the host at index i gets (nil: nothing sets it).
+func (t *varTable) at(col *column, i int) *parser.Value {
+	if col.all != nil {
+		return col.all
+	}
+	if len(col.over) > 0 {
+		if k := sort.SearchInts(col.over, i); k < len(col.over) && col.over[k] == i {
+			return col.ov[k]
+		}
+	}
+	return col.gv[t.gid[i]]
+}
+
+// each calls fn with every host's value, in inventory order.
+func (t *varTable) each(col *column, fn func(i int, v *parser.Value)) {
+	k := 0
+	for i, g := range t.gid {
+		v := col.all
+		if v == nil {
+			if k < len(col.over) && col.over[k] == i {
+				v = col.ov[k]
+				k++
+			} else {
+				v = col.gv[g]
+			}
+		}
+		fn(i, v)
+	}
+}
+
+// names is every variable some host gets, sorted: the keys of every layer.
+func (t *varTable) names() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(m *parser.Map) {
+		if m == nil {
+			return
+		}
+		for _, k := range m.Keys {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	for _, g := range t.groups {
+		add(g)
+	}
+	for k := range t.byHostKey {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	add(t.extra)
+	sort.Strings(out)
+	return out
+}
+
+// winning calls fn with every value that some host gets (a value that
+// every host of its layer overrides is not one).
+func (t *varTable) winning(fn func(v *parser.Value)) {
+	if t.extra != nil {
+		for _, k := range t.extra.Keys {
+			fn(t.extra.Values[k])
+		}
+	}
+	hostsOf := make([]int, len(t.groups))
+	overridden := make([]map[string]int, len(t.groups))
+	for i, own := range t.hostLayer {
+		g := t.gid[i]
+		hostsOf[g]++
+		if own == nil {
+			continue
+		}
+		if overridden[g] == nil {
+			overridden[g] = map[string]int{}
+		}
+		for _, k := range own.Keys {
+			overridden[g][k]++
+			if t.extra.Get(k) == nil {
+				fn(own.Values[k])
+			}
+		}
+	}
+	for g, m := range t.groups {
+		if hostsOf[g] == 0 {
+			continue
+		}
+		for _, k := range m.Keys {
+			if t.extra.Get(k) == nil && overridden[g][k] < hostsOf[g] {
+				fn(m.Values[k])
+			}
+		}
+	}
+}
