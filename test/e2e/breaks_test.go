@@ -48,7 +48,7 @@ func breaks(s *stage) []brk {
 				waitHealthy(t)
 			},
 			Host: "node3", Layer: "etcd", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`^service$`), Remedy: regexp.MustCompile(`systemctl`),
+			Check: regexp.MustCompile(`^service$`), Remedy: regexp.MustCompile(`systemctl status etcd`),
 		},
 		{
 			Name: "node2 serves node1's member certificate",
@@ -61,7 +61,7 @@ func breaks(s *stage) []brk {
 				waitHealthy(t)
 			},
 			Host: "node2", Layer: "etcd", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`cert|tls|member`), Remedy: regexp.MustCompile(`\S`),
+			Check: regexp.MustCompile(`^member_certificate$`), Remedy: regexp.MustCompile(`check_certs\.yml|force_etcd_cert_refresh`),
 		},
 		{
 			// kubespray's own script makes it: the first etcd node's copy of
@@ -78,7 +78,7 @@ func breaks(s *stage) []brk {
 				waitHealthy(t)
 			},
 			Host: "node3", Layer: "certificates", Status: verify.StatusWarn,
-			Check: regexp.MustCompile(`member-node3\.pem`), Remedy: regexp.MustCompile(`make-ssl-etcd|etcd`),
+			Check: regexp.MustCompile(`member-node3\.pem`), Remedy: regexp.MustCompile(`make-ssl-etcd\.sh.*--tags etcd`),
 		},
 		{
 			Name: "/etc/resolv.conf points at a stub resolver (node2)",
@@ -87,7 +87,7 @@ func breaks(s *stage) []brk {
 			},
 			Restore: func(t *testing.T, _ *stage) { onNode(t, "node2", "mv /etc/resolv.conf.e2e /etc/resolv.conf") },
 			Host:    "node2", Layer: "dns", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`resolv`), Remedy: regexp.MustCompile(`\S`),
+			Check: regexp.MustCompile(`^pod_resolv_conf$`), Remedy: regexp.MustCompile(`kube_resolv_conf|upstream_dns_servers`),
 		},
 		{
 			Name: "a member removed from the cluster (node3)",
@@ -105,7 +105,7 @@ func breaks(s *stage) []brk {
 				onNode(t, "node1", etcdctl("member remove "+id))
 			},
 			Host: "node1", Layer: "etcd", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`member`), Remedy: regexp.MustCompile(`\S`),
+			Check: regexp.MustCompile(`^members$`), Remedy: regexp.MustCompile(`etcdctl member (remove|list)`),
 		},
 	}
 }
