@@ -93,6 +93,10 @@ type Finding struct {
 	// Report.Suppressed: "comment file:line", "config FILE" or
 	// "baseline FILE". Empty for a reported finding.
 	SuppressedBy string `json:"suppressed_by,omitempty"`
+
+	// preflight is the kubespray pre-flight assert a kubespray-preflight
+	// finding stands for (foldPreflight).
+	preflight *preflightRef
 }
 
 // Location is a finding's Where as its parts: File relative like Where
@@ -185,6 +189,7 @@ func Run(in Input) *Report {
 	for _, rl := range rules {
 		r.Findings = append(r.Findings, rl.check(c)...)
 	}
+	r.Findings = foldPreflight(r.Findings)
 	for i := range r.Findings {
 		maskSecrets(&r.Findings[i])
 	}

@@ -1,0 +1,330 @@
+package kubespray
+
+import (
+	"math/big"
+	"strings"
+	"sync"
+
+	"github.com/layercheck/layercheck/kubespray/internal/jinja"
+	"github.com/layercheck/layercheck/kubespray/internal/scan"
+	"github.com/layercheck/layercheck/parser"
+)
+
+// PreflightTask is one assert or fail task of the release's inventory
+// pre-flight (roles/validate_inventory from kubespray v2.28,
+// roles/kubernetes/preinstall/tasks/0040-verify-settings.yml before),
+// generated from the release's own task file with its Status: evaluated
+// on inventory values, needing a fact (Needs names it), or not modelled.
+type PreflightTask = scan.PreflightTask
+
+// ThatItem is one item of an assert's that: list.
+type ThatItem = scan.ThatItem
+
+// Statuses of a PreflightTask.
+const (
+	PreflightEvaluated   = scan.StatusEvaluated
+	PreflightNeedsFact   = scan.StatusNeedsFact
+	PreflightNotModelled = scan.StatusNotModelled
+)
+
+// Preflight returns the release's pre-flight tasks in file order; nil for
+// a catalogue without them.
+func (c *Catalogue) Preflight() []PreflightTask {
+	if c == nil || c.Release == nil {
+		return nil
+	}
+	return c.Release.Preflight
+}
+
+// PreflightHost is one host as the pre-flight play sees it.
+type PreflightHost struct {
+	// Name is inventory_hostname.
+	Name string
+	// Lookup gives the host's inventory and extra values (only those set).
+	Lookup Lookup
+	// VarNames lists the names Lookup knows (query('varnames')).
+	VarNames func() []string
+	// Groups maps every group (all and ungrouped included) to its hosts,
+	// in inventory order; GroupNames are the host's groups (group_names).
+	Groups     map[string][]string
+	GroupNames []string
+}
+
+// PreflightResult is the outcome of a PreflightTask on one host.
+type PreflightResult struct {
+	Outcome Outcome
+	// That is the that: item that failed (zero for a fail: task), Item the
+	// loop item it failed on (nil without a loop).
+	That ThatItem
+	Item any
+}
+
+// EvalPreflight evaluates t as kubespray's play would on the host: its
+// when: conditions (for each loop item), then each that: item in order.
+// A value only the run gives (a fact, a template the evaluator does not
+// model) makes the outcome Unknown; a task not Evaluated is Unknown.
+func (c *Catalogue) EvalPreflight(t PreflightTask, h PreflightHost) PreflightResult {
+	if t.Status != scan.StatusEvaluated {
+		return PreflightResult{Outcome: Unknown}
+	}
+	env := &preflightEnv{c: c, h: h, role: roleOf(t.File)}
+	items := t.Loop
+	if items == nil {
+		items = []any{nil}
+	}
+	result := PreflightResult{Outcome: NotApplicable}
+	for _, item := range items {
+		locals := map[string]any{}
+		for k, v := range t.Vars {
+			locals[k] = v
+		}
+		if t.Loop != nil {
+			locals["item"] = item
+		}
+		r := evalTask(t, env, locals)
+		r.Item = item
+		switch r.Outcome {
+		case Fail:
+			if t.Loop == nil {
+				r.Item = nil
+			}
+			return r
+		case Unknown:
+			result.Outcome = Unknown
+		case Pass:
+			if result.Outcome == NotApplicable {
+				result.Outcome = Pass
+			}
+		}
+	}
+	return result
+}
+
+func evalTask(t PreflightTask, env *preflightEnv, locals map[string]any) PreflightResult {
+	unknown := false
+	for _, w := range t.When {
+		b, known := truth(w, env, locals)
+		if !known {
+			unknown = true
+		} else if !b {
+			return PreflightResult{Outcome: NotApplicable}
+		}
+	}
+	if t.Fail {
+		if unknown {
+			return PreflightResult{Outcome: Unknown}
+		}
+		return PreflightResult{Outcome: Fail}
+	}
+	thatUnknown := false
+	for _, it := range t.That {
+		b, known := truth(it.Expr, env, locals)
+		switch {
+		case !known:
+			thatUnknown = true
+		case !b:
+			if unknown {
+				return PreflightResult{Outcome: Unknown}
+			}
+			return PreflightResult{Outcome: Fail, That: it}
+		}
+	}
+	if unknown || thatUnknown {
+		return PreflightResult{Outcome: Unknown}
+	}
+	return PreflightResult{Outcome: Pass}
+}
+
+func truth(expr string, env *preflightEnv, locals map[string]any) (b, known bool) {
+	n, err := parse(expr)
+	if err != nil {
+		return false, false
+	}
+	return jinja.Truth(jinja.Eval(n, env, locals))
+}
+
+// roleOf is the role directory of a task file ("roles/validate_inventory/").
+func roleOf(file string) string {
+	if i := strings.Index(file, "/tasks/"); i >= 0 {
+		return file[:i+1]
+	}
+	return ""
+}
+
+// preflightEnv resolves a variable as the pre-flight play does: role vars
+// of kubespray_defaults and of the pre-flight's role (above the
+// inventory, below extra vars), the host's values, Ansible's magic
+// variables from the inventory, then those roles' defaults. Other roles'
+// defaults are not loaded in that play; a fact (ansible_*) is Unknown.
+type preflightEnv struct {
+	c    *Catalogue
+	h    PreflightHost
+	role string
+}
+
+func (e *preflightEnv) loaded(d Def, scope string) bool {
+	if d.Scope != scope {
+		return false
+	}
+	if scope == scan.ScopeVars && !strings.Contains(d.File, "/vars/main") {
+		return false // an include_vars file (OS specific) the play does not load
+	}
+	return scan.IsDefaultsRole(d.File) || e.role != "" && strings.HasPrefix(d.File, e.role)
+}
+
+func (e *preflightEnv) def(name, scope string) (any, bool) {
+	v := e.c.Lookup(name)
+	if v == nil {
+		return nil, false
+	}
+	for _, d := range v.Defs {
+		if e.loaded(d, scope) {
+			if cs := e.checksums(name); d.DefaultOmitted && cs != nil {
+				return cs, true
+			}
+			if d.DefaultOmitted {
+				return jinja.Unknown{Why: "the default of " + name + " is not kept in the catalogue"}, true
+			}
+			return d.Default, true
+		}
+	}
+	return nil, false
+}
+
+// checksums is a *_checksums dict as its keys: arch -> version -> "".
+func (e *preflightEnv) checksums(name string) map[string]any {
+	if e.c.Release == nil || e.c.Release.Checksums[name] == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for arch, versions := range e.c.Release.Checksums[name] {
+		m := make(map[string]any, len(versions))
+		for _, v := range versions {
+			m[v] = ""
+		}
+		out[arch] = m
+	}
+	return out
+}
+
+// Lookup implements jinja.Env.
+func (e *preflightEnv) Lookup(name string) any {
+	var set *parser.Value
+	setOK := false
+	if e.h.Lookup != nil {
+		if v, ok := e.h.Lookup(name); ok {
+			if pv, isPV := v.(*parser.Value); isPV {
+				set, setOK = pv, true
+			} else {
+				return toJinja(v)
+			}
+		}
+	}
+	if setOK && set != nil && set.Pos.File == parser.ExtraVarsFile {
+		return toJinja(set)
+	}
+	if v, ok := e.def(name, scan.ScopeVars); ok {
+		return v
+	}
+	if setOK {
+		return toJinja(set)
+	}
+	switch name {
+	case "inventory_hostname":
+		return e.h.Name
+	case "inventory_hostname_short":
+		n, _, _ := strings.Cut(e.h.Name, ".")
+		return n
+	case "group_names":
+		out := make([]any, 0, len(e.h.GroupNames))
+		for _, g := range e.h.GroupNames {
+			out = append(out, g)
+		}
+		return out
+	case "groups":
+		out := make(map[string]any, len(e.h.Groups))
+		for g, hs := range e.h.Groups {
+			l := make([]any, len(hs))
+			for i, h := range hs {
+				l[i] = h
+			}
+			out[g] = l
+		}
+		return out
+	}
+	if v, ok := e.def(name, scan.ScopeDefaults); ok {
+		return v
+	}
+	if name == "ansible_facts" || strings.HasPrefix(name, "ansible_") || name == "hostvars" {
+		return jinja.Unknown{Why: "fact " + name}
+	}
+	return jinja.Undefined{Name: name}
+}
+
+// VarNames implements jinja.Env: the host's variables and the loaded
+// roles' defaults and vars.
+func (e *preflightEnv) VarNames() []string {
+	var out []string
+	if e.h.VarNames != nil {
+		out = e.h.VarNames()
+	}
+	for n, v := range e.c.Vars {
+		for _, d := range v.Defs {
+			if e.loaded(d, scan.ScopeVars) || e.loaded(d, scan.ScopeDefaults) {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// toJinja gives a host value the evaluator's types; a vault value is Unknown.
+func toJinja(v any) any {
+	switch x := v.(type) {
+	case *parser.Value:
+		return scan.PlainValue(x, jinja.Unknown{Why: "a vault value"})
+	case int:
+		return int64(x)
+	case *big.Int:
+		f, _ := new(big.Float).SetInt(x).Float64()
+		return f
+	}
+	return v
+}
+
+// parsed caches the expressions of the pre-flight: each is evaluated once
+// per host.
+var parsed sync.Map // string -> parsedExpr
+
+type parsedExpr struct {
+	n   jinja.Node
+	err error
+}
+
+func parse(expr string) (jinja.Node, error) {
+	if p, ok := parsed.Load(expr); ok {
+		return p.(parsedExpr).n, p.(parsedExpr).err
+	}
+	n, err := jinja.Parse(expr)
+	parsed.Store(expr, parsedExpr{n, err})
+	return n, err
+}
+
+// ExprVars lists the variables a Jinja expression reads, in order, once
+// each (none for one that does not parse).
+func ExprVars(expr string) []string {
+	n, err := parse(expr)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range jinja.Refs(n) {
+		if r.Kind == "name" && !seen[r.Name] {
+			seen[r.Name] = true
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
