@@ -68,6 +68,44 @@ func (c *Catalogue) EvalPreflight(t PreflightTask, h PreflightHost) PreflightRes
 		return PreflightResult{Outcome: Unknown}
 	}
 	env := &preflightEnv{c: c, h: h, role: roleOf(t.File)}
+	if len(t.Assume) == 1 {
+		// a fact with known values: fails only when it fails for each
+		var fail *PreflightResult
+		out := PreflightResult{Outcome: NotApplicable}
+		for fact, values := range t.Assume {
+			for _, v := range values {
+				env.assume = map[string]any{fact: v}
+				if key, ok := strings.CutPrefix(fact, "ansible_facts['"); ok {
+					env.assume = map[string]any{"ansible_facts": map[string]any{strings.TrimSuffix(key, "']"): v}}
+				}
+				r := evalItems(t, env)
+				switch r.Outcome {
+				case Fail:
+					if fail == nil {
+						fail = &r
+					}
+				case Unknown:
+					out.Outcome = Unknown
+				case Pass:
+					if out.Outcome == NotApplicable {
+						out.Outcome = Pass
+					}
+				}
+			}
+		}
+		if fail != nil && out.Outcome == NotApplicable {
+			return *fail
+		}
+		return out
+	}
+	if len(t.Assume) > 1 {
+		return PreflightResult{Outcome: Unknown}
+	}
+	return evalItems(t, env)
+}
+
+// evalItems evaluates t for each loop item (once without a loop).
+func evalItems(t PreflightTask, env *preflightEnv) PreflightResult {
 	items := t.Loop
 	if items == nil {
 		items = []any{nil}
@@ -160,6 +198,8 @@ type preflightEnv struct {
 	c    *Catalogue
 	h    PreflightHost
 	role string
+	// assume are the facts given a value (PreflightTask.Assume).
+	assume map[string]any
 }
 
 func (e *preflightEnv) loaded(d Def, scope string) bool {
@@ -209,6 +249,9 @@ func (e *preflightEnv) checksums(name string) map[string]any {
 
 // Lookup implements jinja.Env.
 func (e *preflightEnv) Lookup(name string) any {
+	if v, ok := e.assume[name]; ok {
+		return v
+	}
 	var set *parser.Value
 	setOK := false
 	if e.h.Lookup != nil {

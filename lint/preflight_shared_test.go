@@ -96,8 +96,8 @@ var groupMutations = []mutation{
 	{name: "etcd-empty-kubeadm", hosts: map[string][]string{"kube_control_plane": {"cp1"}, "kube_node": {"n1"}}, groupVars: map[string]string{"etcd_deployment_type": "kubeadm"}},
 	{name: "etcd-even", hosts: map[string][]string{"kube_control_plane": {"cp1", "cp2"}, "etcd": {"cp1", "cp2"}, "kube_node": {"n1"}}},
 	{name: "overlap", hosts: map[string][]string{"kube_control_plane": {"cp1"}, "etcd": {"cp1"}, "kube_node": {"cp1", "n1"}}},
-	{name: "nodes-exceed-range", hosts: map[string][]string{"kube_control_plane": {"cp1"}, "etcd": {"cp1"}, "kube_node": {"n1", "n2", "n3", "n4"}},
-		groupVars: map[string]string{"kube_network_plugin": "flannel", "kube_pods_subnet": "10.233.64.0/24", "kube_network_node_prefix": "26"}},
+	{name: "nodes-exceed-range", hosts: map[string][]string{"kube_control_plane": {"cp1"}, "etcd": {"cp1"}, "kube_node": {"n1", "n2"}},
+		groupVars: map[string]string{"kube_network_plugin": "flannel", "kube_pods_subnet": "10.233.64.0/24", "kube_network_node_prefix": "25"}},
 }
 
 // factVars are the facts the pre-v2.28 pre-flight (0040-verify-settings.yml)
@@ -605,7 +605,7 @@ func runPreflight(playbook, cfg, work string, stages []stage, legacy bool) ([]ma
 		return nil, 0, err
 	}
 	dir := work
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, playbook, "-i", filepath.Join(current, "hosts.yml"), pb)
 	cmd.Dir = dir

@@ -79,43 +79,172 @@ func (e *evaluator) render(s string) any {
 	if !strings.Contains(s, "{{") && !strings.Contains(s, "{%") {
 		return s
 	}
-	if strings.Contains(s, "{%") || strings.Contains(s, "{#") {
-		return Unknown{"a template with Jinja statements"}
+	if strings.Contains(s, "{#") {
+		return Unknown{"a template with a Jinja comment"}
 	}
 	t := strings.TrimSpace(s)
-	if strings.HasPrefix(t, "{{") && strings.HasSuffix(t, "}}") && strings.Count(t, "{{") == 1 && t == s {
+	if strings.HasPrefix(t, "{{") && strings.HasSuffix(t, "}}") && strings.Count(t, "{{") == 1 && !strings.Contains(t, "{%") && t == s {
 		n, err := Parse(t)
 		if err != nil {
 			return Unknown{"unparsed template: " + err.Error()}
 		}
 		return e.value(n.eval(e))
 	}
+	parts, err := splitTemplate(s)
+	if err != nil {
+		return Unknown{err.Error()}
+	}
 	var b strings.Builder
+	if u := e.renderParts(parts, &b); u != nil {
+		return u
+	}
+	out := b.String()
+	// Ansible gives a rendered template that reads as a Python literal its
+	// native type ("True", "42"); kubespray's templates render words.
+	switch out {
+	case "True":
+		return true
+	case "False":
+		return false
+	}
+	return out
+}
+
+// part is a piece of a template: text, an expression ({{ }}) or a
+// statement ({% if/elif/else/endif %}).
+type part struct {
+	kind string // text, expr, if, elif, else, endif
+	text string
+}
+
+// splitTemplate cuts a template into parts, applying the whitespace
+// control of {%- -%} and {{- -}}.
+func splitTemplate(s string) ([]part, error) {
+	var out []part
 	rest := s
-	for {
-		i := strings.Index(rest, "{{")
-		if i < 0 {
-			b.WriteString(rest)
+	trimNext := false
+	for rest != "" {
+		i := strings.IndexAny(rest, "{")
+		for i >= 0 && i+1 < len(rest) && rest[i+1] != '{' && rest[i+1] != '%' {
+			j := strings.IndexAny(rest[i+1:], "{")
+			if j < 0 {
+				i = -1
+				break
+			}
+			i += j + 1
+		}
+		if i < 0 || i+1 >= len(rest) {
+			text := rest
+			if trimNext {
+				text = strings.TrimLeft(text, " \t\r\n")
+			}
+			out = append(out, part{"text", text})
 			break
 		}
-		j := strings.Index(rest[i:], "}}")
+		text := rest[:i]
+		if trimNext {
+			text = strings.TrimLeft(text, " \t\r\n")
+		}
+		closer := "}}"
+		if rest[i+1] == '%' {
+			closer = "%}"
+		}
+		j := strings.Index(rest[i+2:], closer)
 		if j < 0 {
-			return Unknown{"unterminated template"}
+			return nil, fmt.Errorf("unterminated %s", rest[i:i+2])
 		}
-		b.WriteString(rest[:i])
-		n, err := Parse(rest[i+2 : i+j])
-		if err != nil {
-			return Unknown{"unparsed template: " + err.Error()}
+		inner := rest[i+2 : i+2+j]
+		if strings.HasPrefix(inner, "-") {
+			text = strings.TrimRight(text, " \t\r\n")
+			inner = inner[1:]
 		}
-		v := e.value(n.eval(e))
-		switch v.(type) {
-		case Unknown, Undefined:
-			return v
+		trimNext = strings.HasSuffix(inner, "-")
+		inner = strings.TrimSpace(strings.TrimSuffix(inner, "-"))
+		out = append(out, part{"text", text})
+		if closer == "}}" {
+			out = append(out, part{"expr", inner})
+		} else {
+			word, arg, _ := strings.Cut(inner, " ")
+			switch word {
+			case "if", "elif", "else", "endif":
+				out = append(out, part{word, strings.TrimSpace(arg)})
+			default:
+				return nil, fmt.Errorf("a template with a {%% %s %%} statement", word)
+			}
 		}
-		b.WriteString(pyStr(v))
-		rest = rest[i+j+2:]
+		rest = rest[i+2+j+2:]
 	}
-	return b.String()
+	return out, nil
+}
+
+// renderParts renders parts into b; an Unknown or Undefined result ends it.
+func (e *evaluator) renderParts(parts []part, b *strings.Builder) any {
+	type frame struct{ active, taken, parent bool }
+	stack := []frame{}
+	active := true
+	for _, p := range parts {
+		switch p.kind {
+		case "text":
+			if active {
+				b.WriteString(p.text)
+			}
+		case "expr":
+			if !active {
+				continue
+			}
+			n, err := Parse(p.text)
+			if err != nil {
+				return Unknown{"unparsed template: " + err.Error()}
+			}
+			v := e.value(n.eval(e))
+			switch v.(type) {
+			case Unknown, Undefined:
+				if u, ok := bad(v); ok {
+					return u
+				}
+			}
+			b.WriteString(pyStr(v))
+		case "if", "elif":
+			if p.kind == "if" {
+				stack = append(stack, frame{parent: active})
+			}
+			if len(stack) == 0 {
+				return Unknown{"elif without if"}
+			}
+			f := &stack[len(stack)-1]
+			if !f.parent || f.taken {
+				active = false
+				continue
+			}
+			n, err := Parse(p.text)
+			if err != nil {
+				return Unknown{"unparsed template: " + err.Error()}
+			}
+			t, known := Truth(n.eval(e))
+			if !known {
+				u, _ := bad(n.eval(e))
+				return u
+			}
+			f.taken, active = t, t
+		case "else":
+			if len(stack) == 0 {
+				return Unknown{"else without if"}
+			}
+			f := &stack[len(stack)-1]
+			active = f.parent && !f.taken
+			f.taken = true
+		case "endif":
+			if len(stack) == 0 {
+				return Unknown{"endif without if"}
+			}
+			active = stack[len(stack)-1].parent
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 {
+		return Unknown{"if without endif"}
+	}
+	return nil
 }
 
 // value renders the Jinja in strings of v (recursively), as Ansible does

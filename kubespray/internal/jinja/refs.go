@@ -1,7 +1,5 @@
 package jinja
 
-import "strings"
-
 // Ref is something an expression reads: a variable ("name"; Guarded when
 // directly under `is defined`, `is undefined` or `| default`, where an
 // unset variable is a value), a variable's attribute or key ("attr": Name
@@ -111,26 +109,20 @@ func set(ss ...string) map[string]bool {
 // or function of that name (a method only on the receivers it knows).
 func Supported(kind, name string) bool { return supported[kind][name] }
 
-// TemplateExprs lists the expressions of a template string's {{ }}; a
-// statement ({% %}) is returned as is, which Parse rejects.
+// TemplateExprs lists the expressions of a template string: those of
+// its {{ }} and the conditions of its {% if %} and {% elif %}; another
+// statement is returned as is, which Parse rejects.
 func TemplateExprs(s string) []string {
-	var out []string
-	rest := s
-	for {
-		i := strings.Index(rest, "{{")
-		k := strings.Index(rest, "{%")
-		if k >= 0 && (i < 0 || k < i) {
-			out = append(out, "{% statement %}")
-			return out
-		}
-		if i < 0 {
-			return out
-		}
-		j := strings.Index(rest[i:], "}}")
-		if j < 0 {
-			return append(out, rest[i:])
-		}
-		out = append(out, rest[i+2:i+j])
-		rest = rest[i+j+2:]
+	parts, err := splitTemplate(s)
+	if err != nil {
+		return []string{"{% " + err.Error() + " %}"}
 	}
+	var out []string
+	for _, p := range parts {
+		switch p.kind {
+		case "expr", "if", "elif":
+			out = append(out, p.text)
+		}
+	}
+	return out
 }

@@ -68,6 +68,10 @@ type PreflightTask struct {
 	// Loop is a literal with_items:/loop: list, item bound per element.
 	Loop    []any `json:"loop,omitempty"`
 	RunOnce bool  `json:"run_once,omitempty"`
+	// Assume gives a fact the task reads with the values kubespray knows
+	// for it (ansible_architecture: the keys of _host_architecture_groups):
+	// the task fails only when it fails for every one of them.
+	Assume map[string][]string `json:"assume,omitempty"`
 	// PlayHosts are the groups the play running the task targets (none:
 	// all hosts).
 	PlayHosts []string `json:"play_hosts,omitempty"`
@@ -96,13 +100,9 @@ var runVars = map[string]bool{
 // pre-flight (PreflightFiles) under src and classifies each against defs,
 // the release's variable definitions: a variable read directly or through
 // the Jinja of its defaults that is a fact (ansible_*) or that a task
-// sets (set_fact, register) needs the run. No pre-flight file is not an
-// error (nil).
-func ReadPreflight(src string, defs map[string][]Def) ([]PreflightTask, error) {
-	set, err := taskSet(src)
-	if err != nil {
-		return nil, err
-	}
+// sets (set, from taskSet: set_fact, register) needs the run. No
+// pre-flight file is not an error (nil).
+func ReadPreflight(src string, defs map[string][]Def, set map[string]string) ([]PreflightTask, error) {
 	for _, rel := range PreflightFiles {
 		data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(rel)))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -291,10 +291,15 @@ func (c *classifier) runNeeds(name string, depth int) []string {
 					continue
 				}
 				for _, ref := range jinja.Refs(n) {
-					if ref.Kind != "name" || ref.Guarded {
-						continue
+					switch {
+					case ref.Kind == "attr" && ref.Name == "ansible_facts":
+						out = append(out, "ansible_facts['"+ref.Attr+"'] (through "+name+")")
+					case ref.Kind != "name" || ref.Name == "ansible_facts" || ref.Guarded && len(c.defs[ref.Name]) == 0:
+						// `x | default(...)` of an x kubespray does not define;
+						// ansible_facts is named with its key
+					default:
+						out = append(out, c.nameNeeds(ref.Name, depth+1, name)...)
 					}
-					out = append(out, c.nameNeeds(ref.Name, depth+1, name)...)
 				}
 			}
 		}
@@ -320,6 +325,31 @@ func (c *classifier) nameNeeds(n string, depth int, via string) []string {
 		return []string{n + ", set by the task at " + c.set[n] + suffix}
 	}
 	return nil // an inventory variable kubespray gives no default
+}
+
+// factDomains names, per fact, the dict of kubespray's defaults whose
+// keys are the values kubespray knows for it.
+var factDomains = map[string]string{
+	"ansible_architecture":          "_host_architecture_groups",
+	"ansible_facts['architecture']": "_host_architecture_groups",
+}
+
+// domain is the values kubespray knows for a fact, nil when none.
+func (c *classifier) domain(fact string) []string {
+	ds := c.defs[factDomains[fact]]
+	if len(ds) == 0 {
+		return nil
+	}
+	m, ok := ds[0].Default.(map[string]any)
+	if !ok || len(m) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // classify sets the task's Status and Needs from what its expressions
@@ -371,6 +401,16 @@ func (c *classifier) classify(t *PreflightTask) {
 		}
 	}
 	t.Needs = nil
+	for f := range facts {
+		name, _, _ := strings.Cut(f, " (")
+		if dom := c.domain(name); dom != nil {
+			if t.Assume == nil {
+				t.Assume = map[string][]string{}
+			}
+			t.Assume[name] = dom
+			delete(facts, f)
+		}
+	}
 	switch {
 	case len(missing) > 0:
 		t.Status = StatusNotModelled
@@ -397,20 +437,11 @@ func taskSet(src string) (map[string]string, error) {
 		return nil, err
 	}
 	sort.Strings(files)
-	for _, p := range files {
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		doc, err := parser.LoadYAML(filepath.ToSlash(rel), data, nil)
-		if err != nil {
-			continue
-		}
+	err = loadEach(src, files, func(rel string, _ []byte, doc *parser.Value) {
 		walkTasks(doc, 0, func(task *parser.Value) {
 			add := func(n string, line int) {
 				if _, ok := out[n]; !ok {
-					out[n] = fmt.Sprintf("%s:%d", filepath.ToSlash(rel), line)
+					out[n] = fmt.Sprintf("%s:%d", rel, line)
 				}
 			}
 			if r := get(task, "register"); r != nil && r.Kind == parser.KindString {
@@ -424,8 +455,8 @@ func taskSet(src string) (map[string]string, error) {
 				}
 			}
 		})
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 // walkTasks calls f for every mapping in a task list, blocks included.
@@ -489,4 +520,24 @@ func walkYAML(root string, skip []string, keep func(string) bool) ([]string, err
 	}
 	sort.Strings(files)
 	return files, err
+}
+
+// loadEach reads and loads each of files (under src) with the YAML
+// loader and calls f with its slash-separated name relative to src; a
+// file that does not load is skipped (not a task file).
+func loadEach(src string, files []string, f func(rel string, data []byte, doc *parser.Value)) error {
+	for _, p := range files {
+		rel, _ := filepath.Rel(src, p)
+		rel = filepath.ToSlash(rel)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		doc, err := parser.LoadYAML(rel, data, nil)
+		if err != nil {
+			continue
+		}
+		f(rel, data, doc)
+	}
+	return nil
 }

@@ -54,6 +54,9 @@ type Release struct {
 	// `kube_version in kubeadm_checksums[image_arch]` reads them, and the
 	// dicts are too big to keep as defaults.
 	Checksums map[string]map[string][]string `json:"checksums,omitempty"`
+	// Shapes are the structures kubespray expects of its list and dict
+	// variables (readShapes).
+	Shapes map[string]*Shape `json:"shapes,omitempty"`
 }
 
 // Component is one pinned component.
@@ -150,7 +153,14 @@ func ReadRelease(src, dataDir string, defs map[string][]Def) (*Release, error) {
 	if r.Uses, err = readUses(src, bools); err != nil {
 		return nil, err
 	}
-	if r.Preflight, err = ReadPreflight(src, defs); err != nil {
+	set, err := taskSet(src)
+	if err != nil {
+		return nil, err
+	}
+	if r.Preflight, err = ReadPreflight(src, defs, set); err != nil {
+		return nil, err
+	}
+	if r.Shapes, err = readShapes(src, defs, set); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -240,22 +250,15 @@ func readExprs(src string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range files {
-		rel, _ := filepath.Rel(src, p)
-		rel = filepath.ToSlash(rel)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		doc, err := parser.LoadYAML(rel, data, nil)
-		if err != nil || doc == nil || doc.Kind != parser.KindList {
-			continue // not a task list kubespray's asserts live in
+	err = loadEach(src, files, func(rel string, _ []byte, doc *parser.Value) {
+		if doc == nil || doc.Kind != parser.KindList {
+			return // not a task list kubespray's asserts live in
 		}
 		for _, t := range doc.List {
 			indexAsserts(rel, t, out, 0)
 		}
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 func indexAsserts(rel string, task *parser.Value, out map[string]string, depth int) {
