@@ -371,3 +371,27 @@ func ExprVars(expr string) []string {
 	}
 	return out
 }
+
+// PreflightCoverage is what the lint makes of a release's pre-flight:
+// its file, and its assert and fail tasks by status.
+type PreflightCoverage struct {
+	Version, File                     string
+	Evaluated, NeedsFact, NotModelled []PreflightTask
+}
+
+// Coverage sorts the catalogue's pre-flight tasks by status.
+func (c *Catalogue) Coverage() PreflightCoverage {
+	out := PreflightCoverage{Version: c.Version}
+	for _, t := range c.Preflight() {
+		out.File = t.File
+		switch t.Status {
+		case PreflightEvaluated:
+			out.Evaluated = append(out.Evaluated, t)
+		case PreflightNeedsFact:
+			out.NeedsFact = append(out.NeedsFact, t)
+		default:
+			out.NotModelled = append(out.NotModelled, t)
+		}
+	}
+	return out
+}

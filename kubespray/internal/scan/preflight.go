@@ -38,8 +38,9 @@ const (
 	// StatusEvaluated: every value the task reads comes from the
 	// inventory, kubespray's defaults or the inventory's groups.
 	StatusEvaluated = "evaluated"
-	// StatusNeedsFact: the task reads a fact gathered from the host
-	// (Needs names it); the lint leaves it to the run.
+	// StatusNeedsFact: the task reads a fact gathered from the host, a
+	// task's result or what only the run has (--limit, hostvars); Needs
+	// names it. The lint leaves it to the run.
 	StatusNeedsFact = "needs-fact"
 	// StatusNotModelled: the task reads something the evaluator does not
 	// model (Needs says what); the goal is none.
@@ -382,7 +383,7 @@ func (c *classifier) classify(t *PreflightTask) {
 				switch {
 				case t.Vars[ref.Name] != nil || ref.Guarded && len(c.defs[ref.Name]) == 0:
 				case runVars[ref.Name]:
-					missing[ref.Name+" (set by the run, not the inventory)"] = true
+					facts[ref.Name+" (the run's, not the inventory's)"] = true
 				default:
 					for _, f := range c.nameNeeds(ref.Name, 0, "") {
 						facts[f] = true
@@ -412,15 +413,16 @@ func (c *classifier) classify(t *PreflightTask) {
 		}
 	}
 	switch {
+	case len(facts) > 0:
+		// the run alone can tell, modelled or not
+		t.Status = StatusNeedsFact
+		for f := range facts {
+			t.Needs = append(t.Needs, f)
+		}
 	case len(missing) > 0:
 		t.Status = StatusNotModelled
 		for m := range missing {
 			t.Needs = append(t.Needs, m)
-		}
-	case len(facts) > 0:
-		t.Status = StatusNeedsFact
-		for f := range facts {
-			t.Needs = append(t.Needs, f)
 		}
 	default:
 		t.Status = StatusEvaluated
