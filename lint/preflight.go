@@ -21,6 +21,9 @@ type preflightRef struct {
 	task, source string
 	// msg is the assert's message up to its first Jinja.
 	msg string
+	// groups is true for an assert on the inventory's groups: a finding
+	// on any hosts that names it says it.
+	groups bool
 }
 
 // preflightGroups is the inventory's groups (all and ungrouped included)
@@ -184,7 +187,8 @@ func (c *checkCtx) preflightFinding(t kubespray.PreflightTask, r kubespray.Prefl
 		f.Fix = "set the variables it reads (" + strings.Join(vars, ", ") + ") so that kubespray's assert holds"
 	}
 	lead, _, _ := strings.Cut(strings.TrimSpace(t.Msg), "{{")
-	f.preflight = &preflightRef{task: t.Task, source: src, msg: strings.TrimSpace(lead)}
+	f.preflight = &preflightRef{task: t.Task, source: src, msg: strings.TrimSpace(lead),
+		groups: containsStr(vars, "groups") || containsStr(vars, "group_names")}
 	return f
 }
 
@@ -198,10 +202,11 @@ func containsStr(ss []string, s string) bool {
 }
 
 // foldPreflight says each failing pre-flight assert once: a
-// kubespray-preflight finding is dropped when another finding names its
-// task (or its message), or is an error on the same variable at the same
-// place for the same hosts; that finding then also names the assert's
-// task and file:line.
+// kubespray-preflight finding is dropped when another finding on the same
+// hosts and variable names its task (or its message), or is an error on
+// the same variable at the same place; that finding then also names the
+// assert's task and file:line. An assert on the groups is folded into a
+// finding naming it whatever their hosts.
 func foldPreflight(fs []Finding) []Finding {
 	out := fs[:0]
 	for i := range fs {
@@ -219,9 +224,8 @@ func foldPreflight(fs []Finding) []Finding {
 			// the other finding names the assert: its task, or its own
 			// message ("Removed variables present: ")
 			names := strings.Contains(o.Why+o.Message, p.task) || len(p.msg) >= 15 && strings.Contains(o.Why, p.msg)
-			sameValue := o.Variable != "" && o.Variable == fs[i].Variable && o.Where == fs[i].Where && o.Severity == SeverityError &&
-				hostsCover(o.Hosts, fs[i].Hosts)
-			if names || sameValue {
+			sameValue := o.Variable != "" && o.Variable == fs[i].Variable && o.Where == fs[i].Where && o.Severity == SeverityError
+			if (names || sameValue) && (p.groups || hostsCover(o.Hosts, fs[i].Hosts)) && (p.groups || o.Variable == "" || o.Variable == fs[i].Variable || fs[i].Variable == "") {
 				if !strings.Contains(o.Why, p.source) || !strings.Contains(o.Why+o.Message, p.task) {
 					o.Why += fmt.Sprintf(" (kubespray's pre-flight: %s, task \"%s\")", p.source, p.task)
 				}
