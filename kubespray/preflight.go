@@ -395,3 +395,79 @@ func (c *Catalogue) Coverage() PreflightCoverage {
 	}
 	return out
 }
+
+// readsCache memoises PreflightReads per catalogue and task.
+var readsCache sync.Map // readsKey -> PreflightReadSet
+
+type readsKey struct {
+	c    *Catalogue
+	task string
+}
+
+// PreflightReadSet is what a pre-flight task can read: Names are the
+// variables (also through the Jinja of the defaults those read); AllNames
+// is true when it lists variables by name (query('varnames')), so that
+// any variable can matter.
+type PreflightReadSet struct {
+	Names    []string
+	AllNames bool
+}
+
+// PreflightReads says which variables t can read, for evaluating it once
+// per distinct set of their values.
+func (c *Catalogue) PreflightReads(t PreflightTask) PreflightReadSet {
+	k := readsKey{c, t.Source()}
+	if r, ok := readsCache.Load(k); ok {
+		return r.(PreflightReadSet)
+	}
+	seen := map[string]bool{}
+	var out PreflightReadSet
+	var addExpr func(expr string, depth int)
+	var addTemplates func(v any, depth int)
+	addExpr = func(expr string, depth int) {
+		n, err := parse(expr)
+		if err != nil || depth > 20 {
+			return
+		}
+		for _, r := range jinja.Refs(n) {
+			switch {
+			case r.Kind == "function" && (r.Name == "query" || r.Name == "lookup" || r.Name == "q"):
+				out.AllNames = true
+			case r.Kind == "name" && !seen[r.Name]:
+				seen[r.Name] = true
+				out.Names = append(out.Names, r.Name)
+				if v := c.Lookup(r.Name); v != nil {
+					for _, d := range v.Defs {
+						addTemplates(d.Default, depth+1)
+					}
+				}
+			}
+		}
+	}
+	addTemplates = func(v any, depth int) {
+		switch x := v.(type) {
+		case string:
+			for _, e := range jinja.TemplateExprs(x) {
+				addExpr(e, depth)
+			}
+		case []any:
+			for _, y := range x {
+				addTemplates(y, depth)
+			}
+		case map[string]any:
+			for _, y := range x {
+				addTemplates(y, depth)
+			}
+		}
+	}
+	for _, w := range t.When {
+		addExpr(w, 0)
+	}
+	for _, it := range t.That {
+		addExpr(it.Expr, 0)
+	}
+	addTemplates(t.Vars, 0)
+	addTemplates(t.Loop, 0)
+	readsCache.Store(k, out)
+	return out
+}

@@ -53,19 +53,8 @@ func (c *checkCtx) preflightGroups() map[string][]string {
 	return out
 }
 
-func (c *checkCtx) preflightHost(h string, groups map[string][]string) kubespray.PreflightHost {
-	var names []string
-	for g, hs := range groups {
-		if g == "all" || g == "ungrouped" {
-			continue
-		}
-		for _, x := range hs {
-			if x == h {
-				names = append(names, g)
-				break
-			}
-		}
-	}
+func (c *checkCtx) preflightHost(h string, groups map[string][]string, memberOf map[string][]string) kubespray.PreflightHost {
+	names := memberOf[h]
 	return kubespray.PreflightHost{
 		Name: h,
 		Lookup: func(name string) (any, bool) {
@@ -91,9 +80,19 @@ func checkPreflight(c *checkCtx) []Finding {
 		return nil
 	}
 	groups := c.preflightGroups()
+	// group_names per host, groups in inventory order: a stable signature
+	memberOf := map[string][]string{}
+	for _, g := range c.in.Inventory.Groups {
+		if g.Name == "all" || g.Name == "ungrouped" {
+			continue
+		}
+		for _, h := range groups[g.Name] {
+			memberOf[h] = append(memberOf[h], g.Name)
+		}
+	}
 	hosts := make([]kubespray.PreflightHost, len(c.hosts))
 	for i, h := range c.hosts {
-		hosts[i] = c.preflightHost(h, groups)
+		hosts[i] = c.preflightHost(h, groups, memberOf)
 	}
 	type key struct {
 		task, line int
@@ -107,11 +106,19 @@ func checkPreflight(c *checkCtx) []Finding {
 		}
 		var byKey byFirstSeen[key, use]
 		results := map[key]kubespray.PreflightResult{}
+		// hosts that give the task the same values get the same result
+		reads := c.cat.PreflightReads(t)
+		memo := map[string]kubespray.PreflightResult{}
 		for _, h := range hosts {
 			if !inPlay(t.PlayHosts, h) {
 				continue
 			}
-			r := c.cat.EvalPreflight(t, h)
+			sig := c.readSignature(h, reads)
+			r, ok := memo[sig]
+			if !ok {
+				r = c.cat.EvalPreflight(t, h)
+				memo[sig] = r
+			}
 			if r.Outcome != kubespray.Fail {
 				continue
 			}
@@ -289,4 +296,30 @@ func inPlay(groups []string, h kubespray.PreflightHost) bool {
 		}
 	}
 	return false
+}
+
+// readSignature identifies what a pre-flight task reads on a host: the
+// values of the variables it reads (each value is one *parser.Value, so
+// its address says it), the host's groups or name when it reads them, the
+// host's variable names when it lists variables by name.
+func (c *checkCtx) readSignature(h kubespray.PreflightHost, reads kubespray.PreflightReadSet) string {
+	var b strings.Builder
+	for _, n := range reads.Names {
+		switch n {
+		case "groups", "group_names":
+			b.WriteString(strings.Join(h.GroupNames, ","))
+		case "inventory_hostname", "inventory_hostname_short":
+			b.WriteString(h.Name)
+		default:
+			v, _ := c.value(h.Name, n)
+			fmt.Fprintf(&b, "%p", v)
+		}
+		b.WriteByte('|')
+	}
+	if reads.AllNames {
+		if m := c.vars[h.Name]; m != nil {
+			b.WriteString(strings.Join(m.Keys, ","))
+		}
+	}
+	return b.String()
 }
