@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
@@ -94,6 +95,7 @@ func checkPreflight(c *checkCtx) []Finding {
 	for i, h := range c.hosts {
 		hosts[i] = c.preflightHost(h, groups, memberOf)
 	}
+	ids := map[*parser.Value]int{} // each value read, numbered for signatures
 	type key struct {
 		task, line int
 		item       string
@@ -113,7 +115,7 @@ func checkPreflight(c *checkCtx) []Finding {
 			if !inPlay(t.PlayHosts, h) {
 				continue
 			}
-			sig := c.readSignature(h, reads)
+			sig := c.readSignature(h, reads, ids)
 			r, ok := memo[sig]
 			if !ok {
 				r = c.cat.EvalPreflight(t, h)
@@ -302,7 +304,7 @@ func inPlay(groups []string, h kubespray.PreflightHost) bool {
 // values of the variables it reads (each value is one *parser.Value, so
 // its address says it), the host's groups or name when it reads them, the
 // host's variable names when it lists variables by name.
-func (c *checkCtx) readSignature(h kubespray.PreflightHost, reads kubespray.PreflightReadSet) string {
+func (c *checkCtx) readSignature(h kubespray.PreflightHost, reads kubespray.PreflightReadSet, ids map[*parser.Value]int) string {
 	var b strings.Builder
 	for _, n := range reads.Names {
 		switch n {
@@ -312,7 +314,12 @@ func (c *checkCtx) readSignature(h kubespray.PreflightHost, reads kubespray.Pref
 			b.WriteString(h.Name)
 		default:
 			v, _ := c.value(h.Name, n)
-			fmt.Fprintf(&b, "%p", v)
+			id, ok := ids[v]
+			if !ok {
+				id = len(ids)
+				ids[v] = id
+			}
+			b.WriteString(strconv.Itoa(id))
 		}
 		b.WriteByte('|')
 	}
