@@ -57,6 +57,9 @@ type PreflightResult struct {
 	// loop item it failed on (nil without a loop).
 	That ThatItem
 	Item any
+	// Failed says why Ansible cannot evaluate the item ("no key '1.20'"),
+	// which fails the task too; "" when the item is false.
+	Failed string
 }
 
 // EvalPreflight evaluates t as kubespray's play would on the host: its
@@ -141,10 +144,14 @@ func evalItems(t PreflightTask, env *preflightEnv) PreflightResult {
 func evalTask(t PreflightTask, env *preflightEnv, locals map[string]any) PreflightResult {
 	unknown := false
 	for _, w := range t.When {
-		b, known := truth(w, env, locals)
-		if !known {
+		b, known, failed := truth(w, env, locals)
+		switch {
+		case failed != "":
+			// Ansible fails a task whose condition it cannot evaluate
+			return PreflightResult{Outcome: Fail, That: ThatItem{Expr: w}, Failed: failed}
+		case !known:
 			unknown = true
-		} else if !b {
+		case !b:
 			return PreflightResult{Outcome: NotApplicable}
 		}
 	}
@@ -156,8 +163,10 @@ func evalTask(t PreflightTask, env *preflightEnv, locals map[string]any) Preflig
 	}
 	thatUnknown := false
 	for _, it := range t.That {
-		b, known := truth(it.Expr, env, locals)
+		b, known, failed := truth(it.Expr, env, locals)
 		switch {
+		case failed != "" && !unknown:
+			return PreflightResult{Outcome: Fail, That: it, Failed: failed}
 		case !known:
 			thatUnknown = true
 		case !b:
@@ -173,12 +182,19 @@ func evalTask(t PreflightTask, env *preflightEnv, locals map[string]any) Preflig
 	return PreflightResult{Outcome: Pass}
 }
 
-func truth(expr string, env *preflightEnv, locals map[string]any) (b, known bool) {
+// truth evaluates a condition: its truth, whether it is known, and why
+// Ansible fails on it ("" when it does not).
+func truth(expr string, env *preflightEnv, locals map[string]any) (b, known bool, failed string) {
 	n, err := parse(expr)
 	if err != nil {
-		return false, false
+		return false, false, ""
 	}
-	return jinja.Truth(jinja.Eval(n, env, locals))
+	v := jinja.Eval(n, env, locals)
+	if f, ok := v.(jinja.Failed); ok {
+		return false, false, f.Why
+	}
+	b, known = jinja.Truth(v)
+	return b, known, ""
 }
 
 // roleOf is the role directory of a task file ("roles/validate_inventory/").

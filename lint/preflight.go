@@ -157,6 +157,9 @@ func (c *checkCtx) preflightFinding(t kubespray.PreflightTask, r kubespray.Prefl
 		line = r.That.Line
 		what = "`" + r.That.Expr + "` is false"
 	}
+	if r.Failed != "" {
+		what = "Ansible cannot evaluate `" + r.That.Expr + "` (" + r.Failed + " in the values it reads), which fails the task"
+	}
 	src := fmt.Sprintf("%s:%d", t.File, line)
 	f := c.finding("kubespray-preflight", SeverityError, u)
 	if u.judge == nil {

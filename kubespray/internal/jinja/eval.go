@@ -15,8 +15,18 @@ import (
 type Unknown struct{ Why string }
 
 // Undefined is a variable nothing defines (Jinja's Undefined): `is
-// defined` is false on it and `| default(x)` gives x.
-type Undefined struct{ Name string }
+// defined` is false on it and `| default(x)` gives x. Key is true for a
+// missing key or index of a value the inventory and the defaults give
+// (etcd_supported_versions[kube_major_version]): used bare, Ansible fails
+// the task, so the result is Failed.
+type Undefined struct {
+	Name string
+	Key  bool
+}
+
+// Failed is an expression Ansible fails on (a missing key used bare):
+// the task that evaluates it fails. Why says what.
+type Failed struct{ Why string }
 
 type undefinedV = Undefined
 
@@ -47,7 +57,7 @@ func Eval(n Node, env Env, locals map[string]any) any {
 // Undefined (Ansible fails a condition on an undefined variable).
 func Truth(v any) (b, known bool) {
 	switch x := v.(type) {
-	case Unknown, Undefined:
+	case Unknown, Undefined, Failed:
 		return false, false
 	case nil:
 		return false, true
@@ -317,10 +327,18 @@ func (n dictN) eval(e *evaluator) any {
 // one Jinja would raise on: Unknown (the lint does not guess).
 func bad(vs ...any) (any, bool) {
 	for _, v := range vs {
+		if f, ok := v.(Failed); ok {
+			return f, true
+		}
+	}
+	for _, v := range vs {
 		switch x := v.(type) {
 		case Unknown:
 			return x, true
 		case Undefined:
+			if x.Key {
+				return Failed{"no " + x.Name}, true
+			}
 			return Unknown{"undefined variable " + x.Name}, true
 		}
 	}
@@ -364,6 +382,12 @@ func (n binary) eval(e *evaluator) any {
 	switch n.op {
 	case "and", "or":
 		l := n.l.eval(e)
+		if f, ok := l.(Failed); ok {
+			return f
+		}
+		if u, ok := l.(Undefined); ok && u.Key {
+			return Failed{"no " + u.Name}
+		}
 		lb, lk := Truth(l)
 		if lk && (lb == (n.op == "or")) {
 			return l
@@ -613,7 +637,7 @@ func (n attr) eval(e *evaluator) any {
 		if v, ok := m[n.n]; ok {
 			return e.value(v)
 		}
-		return Undefined{n.n}
+		return Undefined{Name: "key " + n.n, Key: true}
 	}
 	if _, ok := x.(method); ok {
 		return Unknown{"attribute of a method"}
@@ -636,12 +660,12 @@ func (n index) eval(e *evaluator) any {
 	case map[string]any:
 		k, ok := i.(string)
 		if !ok {
-			return Undefined{fmt.Sprint(i)}
+			return Undefined{Name: "key " + pyRepr(i), Key: true}
 		}
 		if v, ok := c[k]; ok {
 			return e.value(v)
 		}
-		return Undefined{k}
+		return Undefined{Name: "key " + pyRepr(k), Key: true}
 	case []any:
 		k, ok := asInt(i)
 		if !ok {
@@ -651,7 +675,7 @@ func (n index) eval(e *evaluator) any {
 			k += int64(len(c))
 		}
 		if k < 0 || k >= int64(len(c)) {
-			return Undefined{"index " + strconv.FormatInt(k, 10)}
+			return Undefined{Name: "index " + strconv.FormatInt(k, 10), Key: true}
 		}
 		return e.value(c[k])
 	case string:
@@ -663,7 +687,7 @@ func (n index) eval(e *evaluator) any {
 			k += int64(len(c))
 		}
 		if k < 0 || k >= int64(len(c)) {
-			return Undefined{"index " + strconv.FormatInt(k, 10)}
+			return Undefined{Name: "index " + strconv.FormatInt(k, 10), Key: true}
 		}
 		return string(c[k])
 	}
@@ -887,7 +911,7 @@ func (n filter) eval(e *evaluator) any {
 		switch x.(type) {
 		case Undefined:
 			return def
-		case Unknown:
+		case Unknown, Failed:
 			return x
 		}
 		if t, _ := Truth(x); boolean && !t {
@@ -976,12 +1000,30 @@ func applyFilter(f string, x any, args []any) any {
 	case "first", "last":
 		if l, ok := x.([]any); ok {
 			if len(l) == 0 {
-				return Undefined{f}
+				return Undefined{Name: f + " of an empty list", Key: true}
 			}
 			if f == "first" {
 				return l[0]
 			}
 			return l[len(l)-1]
+		}
+	case "split":
+		if str, ok := x.(string); ok {
+			sep := " "
+			if len(args) > 0 {
+				sep, _ = args[0].(string)
+			}
+			var parts []string
+			if len(args) == 0 {
+				parts = strings.Fields(str)
+			} else if sep != "" {
+				parts = strings.Split(str, sep)
+			}
+			out := make([]any, len(parts))
+			for i := range parts {
+				out[i] = parts[i]
+			}
+			return out
 		}
 	case "join":
 		if l, ok := x.([]any); ok {
@@ -1124,7 +1166,7 @@ func applyTest(t string, x any, args []any) any {
 		switch x.(type) {
 		case Undefined:
 			return t == "undefined"
-		case Unknown:
+		case Unknown, Failed:
 			return x
 		}
 		return t == "defined"
@@ -1258,4 +1300,48 @@ func looseCompare(a, b string) (int, bool) {
 		return 1, true
 	}
 	return 0, true
+}
+
+func (n slice) eval(e *evaluator) any {
+	x := n.x.eval(e)
+	bound := func(b Node, def int, size int) (int, bool) {
+		if b == nil {
+			return def, true
+		}
+		v, ok := asInt(b.eval(e))
+		if !ok {
+			return 0, false
+		}
+		i := int(v)
+		if i < 0 {
+			i += size
+		}
+		return min(max(i, 0), size), true
+	}
+	switch c := x.(type) {
+	case []any:
+		lo, ok1 := bound(n.lo, 0, len(c))
+		hi, ok2 := bound(n.hi, len(c), len(c))
+		if !ok1 || !ok2 {
+			return Unknown{"a slice bound that is not an int"}
+		}
+		if lo >= hi {
+			return []any{}
+		}
+		return append([]any{}, c[lo:hi]...)
+	case string:
+		lo, ok1 := bound(n.lo, 0, len(c))
+		hi, ok2 := bound(n.hi, len(c), len(c))
+		if !ok1 || !ok2 {
+			return Unknown{"a slice bound that is not an int"}
+		}
+		if lo >= hi {
+			return ""
+		}
+		return c[lo:hi]
+	}
+	if u, ok := bad(x); ok {
+		return u
+	}
+	return Unknown{"slice of " + typeName(x)}
 }

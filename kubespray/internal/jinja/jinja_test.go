@@ -13,7 +13,7 @@ func (e env) Lookup(n string) any {
 	if v, ok := e[n]; ok {
 		return v
 	}
-	return Undefined{n}
+	return Undefined{Name: n}
 }
 
 func (e env) VarNames() []string {

@@ -39,6 +39,7 @@ type (
 		n string
 	}
 	index struct{ x, i Node }
+	slice struct{ x, lo, hi Node }
 	call  struct {
 		fn     Node
 		args   []Node
@@ -204,7 +205,7 @@ func (p *parser) expr() (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		var no Node = lit{undefinedV{"else"}}
+		var no Node = lit{undefinedV{Name: "else"}}
 		if p.isName("else") {
 			p.next()
 			if no, err = p.expr(); err != nil {
@@ -438,14 +439,30 @@ func (p *parser) postfix(x Node) (Node, error) {
 			x = attr{x, t.s}
 		case p.isOp("["):
 			p.next()
-			i, err := p.expr()
-			if err != nil {
-				return nil, err
+			var lo, hi Node
+			var err error
+			if !p.isOp(":") {
+				if lo, err = p.expr(); err != nil {
+					return nil, err
+				}
+			}
+			if p.isOp(":") { // a slice x[lo:hi]
+				p.next()
+				if !p.isOp("]") {
+					if hi, err = p.expr(); err != nil {
+						return nil, err
+					}
+				}
+				if err := p.expect("]"); err != nil {
+					return nil, err
+				}
+				x = slice{x, lo, hi}
+				continue
 			}
 			if err := p.expect("]"); err != nil {
 				return nil, err
 			}
-			x = index{x, i}
+			x = index{x, lo}
 		case p.isOp("("):
 			args, kw, err := p.args()
 			if err != nil {

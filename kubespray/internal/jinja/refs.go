@@ -51,6 +51,14 @@ func Refs(n Node) []Ref {
 			}
 			walk(x.x, false)
 			walk(x.i, false)
+		case slice:
+			walk(x.x, false)
+			if x.lo != nil {
+				walk(x.lo, false)
+			}
+			if x.hi != nil {
+				walk(x.hi, false)
+			}
 		case call:
 			switch f := x.fn.(type) {
 			case name:
@@ -90,7 +98,7 @@ func Refs(n Node) []Ref {
 
 var supported = map[string]map[string]bool{
 	"filter": set("default", "d", "bool", "int", "string", "lower", "upper", "trim", "length", "count", "type_debug",
-		"list", "first", "last", "join", "sort", "unique", "intersect", "difference", "ipaddr"),
+		"list", "first", "last", "split", "join", "sort", "unique", "intersect", "difference", "ipaddr"),
 	"test": set("true", "false", "defined", "undefined", "none", "string", "number", "boolean", "mapping", "divisibleby",
 		"version", "version_compare", "match", "search", "regex", "in"),
 	"method":   set("get", "keys", "startswith", "endswith", "split", "lower", "upper", "strip"),

@@ -283,6 +283,10 @@ func (c *classifier) runNeeds(name string, depth int) []string {
 	c.memo[name] = nil // cycles end here
 	var out []string
 	for _, d := range c.defs[name] {
+		if d.DefaultOmitted && !strings.HasSuffix(name, "_checksums") {
+			// not kept (over MaxDefaultBytes): what its Jinja reads is not known here
+			out = append(out, name+" (its default, too big to keep, may read facts: "+fmt.Sprintf("%s:%d", d.File, d.Line)+")")
+		}
 		var templates []string
 		collectTemplates(d.Default, &templates)
 		for _, s := range templates {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,6 +68,10 @@ func readShapes(src string, defs map[string][]Def, set map[string]string) (map[s
 		return out, nil
 	}
 	addFields := func(name, kind, source string, fields ...string) {
+		fields = slices.DeleteFunc(fields, func(f string) bool { return methodFields[f] })
+		if len(fields) == 0 {
+			return // only methods (x.startswith): says nothing of a structure
+		}
 		sh := out[name]
 		if sh == nil {
 			sh = &Shape{Kind: kind, Source: source}
