@@ -2,6 +2,7 @@ package kubespray
 
 import (
 	"math/big"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -216,6 +217,15 @@ type preflightEnv struct {
 	role string
 	// assume are the facts given a value (PreflightTask.Assume).
 	assume map[string]any
+	// groups is the groups variable, made once.
+	groups map[string]any
+}
+
+// LenientMap implements jinja.Lenient: a group missing from groups is
+// unknown, not a failure: the run's groups (group_by, dynamic_groups of
+// each release) may hold more than the lint's.
+func (e *preflightEnv) LenientMap(m map[string]any) bool {
+	return e.groups != nil && reflect.ValueOf(m).UnsafePointer() == reflect.ValueOf(e.groups).UnsafePointer()
 }
 
 func (e *preflightEnv) loaded(d Def, scope string) bool {
@@ -301,15 +311,17 @@ func (e *preflightEnv) Lookup(name string) any {
 		}
 		return out
 	case "groups":
-		out := make(map[string]any, len(e.h.Groups))
-		for g, hs := range e.h.Groups {
-			l := make([]any, len(hs))
-			for i, h := range hs {
-				l[i] = h
+		if e.groups == nil {
+			e.groups = make(map[string]any, len(e.h.Groups))
+			for g, hs := range e.h.Groups {
+				l := make([]any, len(hs))
+				for i, h := range hs {
+					l[i] = h
+				}
+				e.groups[g] = l
 			}
-			out[g] = l
 		}
-		return out
+		return e.groups
 	}
 	if v, ok := e.def(name, scan.ScopeDefaults); ok {
 		return v

@@ -214,11 +214,11 @@ func containsStr(ss []string, s string) bool {
 }
 
 // foldPreflight says each failing pre-flight assert once: a
-// kubespray-preflight finding is dropped when another finding on the same
-// hosts and variable names its task (or its message), or is an error on
-// the same variable at the same place; that finding then also names the
-// assert's task and file:line. An assert on the groups is folded into a
-// finding naming it whatever their hosts.
+// kubespray-preflight finding is dropped when other findings on the same
+// variable name its task (or its message), or are errors on the same
+// variable at the same place, and together cover its hosts; each of them
+// then also names the assert's task and file:line. An assert on the groups
+// is folded into the findings naming it whatever their hosts.
 func foldPreflight(fs []Finding) []Finding {
 	out := fs[:0]
 	for i := range fs {
@@ -227,26 +227,33 @@ func foldPreflight(fs []Finding) []Finding {
 			out = append(out, fs[i])
 			continue
 		}
-		covered := false
+		// the findings that name the same assert, for the same variable
+		var by []int
+		var hosts []string
+		whole := p.groups
 		for j := range fs {
 			o := &fs[j]
 			if o.preflight != nil || o.Severity == SeverityInfo {
 				continue
 			}
-			// the other finding names the assert: its task, or its own
-			// message ("Removed variables present: ")
 			names := strings.Contains(o.Why+o.Message, p.task) || len(p.msg) >= 15 && strings.Contains(o.Why, p.msg)
 			sameValue := o.Variable != "" && o.Variable == fs[i].Variable && o.Where == fs[i].Where && o.Severity == SeverityError
-			if (names || sameValue) && (p.groups || hostsCover(o.Hosts, fs[i].Hosts)) && (p.groups || o.Variable == "" || o.Variable == fs[i].Variable || fs[i].Variable == "") {
-				if !strings.Contains(o.Why, p.source) || !strings.Contains(o.Why+o.Message, p.task) {
-					o.Why += fmt.Sprintf(" (kubespray's pre-flight: %s, task \"%s\")", p.source, p.task)
-				}
-				covered = true
-				break
+			if !(names || sameValue) || !(p.groups || o.Variable == "" || o.Variable == fs[i].Variable || fs[i].Variable == "") {
+				continue
 			}
+			by = append(by, j)
+			hosts = append(hosts, o.Hosts...)
+			whole = whole || len(o.Hosts) == 0
 		}
-		if !covered {
+		if len(by) == 0 || !whole && !hostsCover(hosts, fs[i].Hosts) {
 			out = append(out, fs[i])
+			continue
+		}
+		for _, j := range by {
+			o := &fs[j]
+			if !strings.Contains(o.Why, p.source) || !strings.Contains(o.Why+o.Message, p.task) {
+				o.Why += fmt.Sprintf(" (kubespray's pre-flight: %s, task \"%s\")", p.source, p.task)
+			}
 		}
 	}
 	return out

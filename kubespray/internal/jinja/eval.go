@@ -40,6 +40,22 @@ type Env interface {
 	VarNames() []string
 }
 
+// Lenient is an Env that marks some of its maps as lenient: a missing
+// key of those is a plain Undefined (unknown when used), not a failure,
+// as for Ansible's groups where the lint's view of the groups a run
+// creates may be short of the run's.
+type Lenient interface {
+	LenientMap(m map[string]any) bool
+}
+
+// missing is the value of a missing key k of map m.
+func (e *evaluator) missing(m map[string]any, k string) any {
+	if l, ok := e.env.(Lenient); ok && l.LenientMap(m) {
+		return Undefined{Name: k}
+	}
+	return Undefined{Name: "key " + k, Key: true}
+}
+
 type evaluator struct {
 	env    Env
 	locals map[string]any
@@ -277,6 +293,9 @@ func (e *evaluator) value(v any) any {
 		}
 		return out
 	case map[string]any:
+		if l, ok := e.env.(Lenient); ok && l.LenientMap(x) {
+			return x // holds no templates; kept whole so that it stays lenient
+		}
 		out := make(map[string]any, len(x))
 		for k, y := range x {
 			out[k] = e.value(y)
@@ -637,7 +656,7 @@ func (n attr) eval(e *evaluator) any {
 		if v, ok := m[n.n]; ok {
 			return e.value(v)
 		}
-		return Undefined{Name: "key " + n.n, Key: true}
+		return e.missing(m, n.n)
 	}
 	if _, ok := x.(method); ok {
 		return Unknown{"attribute of a method"}
@@ -665,7 +684,7 @@ func (n index) eval(e *evaluator) any {
 		if v, ok := c[k]; ok {
 			return e.value(v)
 		}
-		return Undefined{Name: "key " + pyRepr(k), Key: true}
+		return e.missing(c, pyRepr(k))
 	case []any:
 		k, ok := asInt(i)
 		if !ok {
