@@ -52,6 +52,7 @@ venv:
 	./scripts/venv.sh
 	./scripts/venv-pinned.sh
 	./scripts/venv-series.sh
+	./scripts/venv-kubespray.sh
 
 # The main job on the bundled samples: the clean sample passes, the broken
 # one shows every rule (and exits 1, which the demo expects).

@@ -249,6 +249,17 @@ func Bundled(version string) (*Catalogue, error) {
 			defs[i].Default = fromJSON(defs[i].Default, defs[i].Type)
 		}
 	}
+	if f.Release != nil {
+		for i := range f.Release.Preflight {
+			t := &f.Release.Preflight[i]
+			for k, v := range t.Vars {
+				t.Vars[k] = fromJSON(v, "")
+			}
+			for j := range t.Loop {
+				t.Loop[j] = fromJSON(t.Loop[j], "")
+			}
+		}
+	}
 	fc := factsFor(version)
 	if _, ok := facts[version]; !ok {
 		fc = releaseFacts(f.Kubespray, f.Commit, f.Release)

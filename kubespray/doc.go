@@ -69,4 +69,17 @@
 // say (releaseFacts): each assert placed at its line in that release, or
 // dropped where the release does not make it; their allowed values and
 // removed_vars; their ansible-core range.
+//
+// # Pre-flight and shapes
+//
+// Each release's inventory pre-flight (Catalogue.Preflight) is generated
+// from its own task file, roles/validate_inventory/tasks/main.yml from
+// v2.28 and roles/kubernetes/preinstall/tasks/0040-verify-settings.yml
+// before: every assert and fail task, classified as evaluated on inventory
+// values, needing a fact (named), or not modelled (Coverage). EvalPreflight
+// evaluates one on a host with a Jinja expression evaluator whose results
+// are three-valued (internal/jinja): what only a run gives is unknown,
+// never guessed. The shapes of list and dict variables (Catalogue.Shape,
+// ShapeHistory) come from the defaults and from the tasks and templates
+// that read their fields.
 package kubespray

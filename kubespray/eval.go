@@ -115,27 +115,14 @@ func plain(v any) any {
 		return nil
 	}
 	switch pv.Kind {
-	case parser.KindNull:
-		return nil
-	case parser.KindBool:
-		return pv.Bool
-	case parser.KindInt:
-		if pv.Int == nil {
-			return int64(0)
-		}
-		if pv.Int.IsInt64() {
-			return pv.Int.Int64()
-		}
-		return new(big.Int).Set(pv.Int)
-	case parser.KindFloat:
-		return pv.Float
 	case parser.KindString:
 		if pv.Templated() {
 			return templated{}
 		}
-		return pv.Str
+	case parser.KindList, parser.KindMap, parser.KindVault:
+		return templated{} // not compared by any Cond
 	}
-	return templated{} // lists, maps, vault: not compared by any Cond
+	return scan.PlainValue(pv, nil)
 }
 
 func evalCond(c Cond, get func(string) (any, bool)) tri {

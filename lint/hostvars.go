@@ -34,6 +34,28 @@ func (m *hostVars) Get(name string) *parser.Value {
 	return m.group.Get(name)
 }
 
+// Keys lists every name the host gets, once each: its group layer's,
+// then its own, then the extra vars'.
+func (m *hostVars) Keys() []string {
+	if m == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range []*parser.Map{m.group, m.host, m.extra} {
+		if l == nil {
+			continue
+		}
+		for _, k := range l.Keys {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
 // varTable holds every host's layers and the columns read so far.
 type varTable struct {
 	groups    []*parser.Map // the distinct group layers

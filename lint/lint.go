@@ -18,6 +18,8 @@
 //	not-a-bool             error    a kubespray boolean set to a word, number, list or null
 //	choice                 error    a value outside what kubespray asserts (kube_network_plugin, dns_mode, ...)
 //	kubespray-assert       error    a combination a kubespray assert rejects (etcd in docker without docker, ...)
+//	kubespray-preflight    error    any other assert of the release's own pre-flight (generated; folded into the rule that explains it)
+//	variable-shape         error    a list/dict variable in another structure than kubespray reads (warning: fields it does not read)
 //	network-cidr           error    kube_service_addresses / kube_pods_subnet not a CIDR network, host bits set
 //	network-overlap        error    kube_pods_subnet overlapping kube_service_addresses
 //	nodelocaldns-ip        error    nodelocaldns_ip not an IP or inside the pod range (warning: service range)
@@ -98,6 +100,10 @@ type Finding struct {
 	// Report.Suppressed: "comment file:line", "config FILE" or
 	// "baseline FILE". Empty for a reported finding.
 	SuppressedBy string `json:"suppressed_by,omitempty"`
+
+	// preflight is the kubespray pre-flight assert a kubespray-preflight
+	// finding stands for (foldPreflight).
+	preflight *preflightRef
 }
 
 // Location is a finding's Where as its parts: File relative like Where
@@ -224,6 +230,7 @@ func Run(in Input) *Report {
 	for _, rl := range rules {
 		r.Findings = append(r.Findings, rl.check(c)...)
 	}
+	r.Findings = foldPreflight(r.Findings)
 	for i := range r.Findings {
 		maskSecrets(&r.Findings[i])
 		if r.Findings[i].Where == "" {

@@ -59,6 +59,8 @@ var otherSeverity = map[string][]Severity{
 	"string-as-bool": {SeverityWarning, SeverityInfo},
 	// component version defaults that change are said in one info finding
 	"upgrade-default-changed": {SeverityInfo},
+	// fields kubespray does not read are a warning, a wrong structure an error
+	"variable-shape": {SeverityWarning},
 }
 
 // Rules lists the registered rules sorted by id.

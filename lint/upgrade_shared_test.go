@@ -22,7 +22,9 @@ import (
 // ...); enable_dual_stack_networks (k8s-cluster.yml:101), still mapped to
 // ipv6_stack by v2.31.0 and warned about; calico defaults that change
 // (calico_vxlan_mode_ipv6 Never → Always, calico_node_cpu_limit 300m → 0);
-// ansible-core 2.16.4–2.17 → 2.18.0–2.19.
+// ansible-core 2.16.4–2.17 → 2.18.0–2.19; kubeadm_patches
+// (k8s-cluster.yml:371), the sample's enabled/source_dir/dest_dir dict,
+// which v2.27 made a list of {target, type, patch}.
 func TestUpgradeGolden(t *testing.T) {
 	inv := filepath.Join(t.TempDir(), "sample")
 	testutil.CopyTree(t, testutil.Shared(t, "kubespray", "v2.26.1", "inventory", "sample"), inv)
@@ -40,6 +42,7 @@ func TestUpgradeGolden(t *testing.T) {
 	}
 	one(t, r, "upgrade-default-changed", "calico_vxlan_mode_ipv6")
 	one(t, r, "upgrade-ansible", "")
+	one(t, r, "variable-shape", "kubeadm_patches")
 
 	b, err := json.MarshalIndent(r, "", "  ")
 	require.NoError(t, err)

@@ -46,6 +46,17 @@ type Release struct {
 	// FormTemplate where it takes the value's truth, else as FormBoolCast
 	// or FormCompared; templates/*.j2 are not read.
 	Uses map[string]map[string]*UseSite `json:"uses,omitempty"`
+	// Preflight are the assert and fail tasks of the release's inventory
+	// pre-flight (PreflightFiles), each classified (ReadPreflight).
+	Preflight []PreflightTask `json:"preflight,omitempty"`
+	// Checksums maps each *_checksums dict of the defaults to its keys
+	// per architecture (the versions it can download): the pre-flight's
+	// `kube_version in kubeadm_checksums[image_arch]` reads them, and the
+	// dicts are too big to keep as defaults.
+	Checksums map[string]map[string][]string `json:"checksums,omitempty"`
+	// Shapes are the structures kubespray expects of its list and dict
+	// variables (readShapes).
+	Shapes map[string]*Shape `json:"shapes,omitempty"`
 }
 
 // Component is one pinned component.
@@ -88,6 +99,9 @@ func ReadRelease(src, dataDir string, defs map[string][]Def) (*Release, error) {
 		if c != nil {
 			r.Components[name] = c
 		}
+	}
+	if err := readChecksums(dataDir, defs, r); err != nil {
+		return nil, err
 	}
 	if kv := r.Components["kube_version"]; kv != nil {
 		if ds := defs["kube_version_min_required"]; len(ds) > 0 {
@@ -139,6 +153,16 @@ func ReadRelease(src, dataDir string, defs map[string][]Def) (*Release, error) {
 	if r.Uses, err = readUses(src, bools); err != nil {
 		return nil, err
 	}
+	set, err := taskSet(src)
+	if err != nil {
+		return nil, err
+	}
+	if r.Preflight, err = ReadPreflight(src, defs, set); err != nil {
+		return nil, err
+	}
+	if r.Shapes, err = readShapes(src, defs, set); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -171,49 +195,70 @@ func readComponent(dataDir string, defs map[string][]Def, cs string) (*Component
 	return &Component{Versions: append([]string(nil), amd64.Map.Keys...), Checksums: cs, Source: fmt.Sprintf("%s:%d", d.File, d.Line)}, nil
 }
 
+// readChecksums fills r.Checksums from the files defining *_checksums.
+func readChecksums(dataDir string, defs map[string][]Def, r *Release) error {
+	docs := map[string]*parser.Value{}
+	names := make([]string, 0)
+	for n := range defs {
+		if strings.HasSuffix(n, "_checksums") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		d := defs[n][0]
+		doc, ok := docs[d.File]
+		if !ok {
+			data, err := os.ReadFile(filepath.Join(dataDir, filepath.FromSlash(d.File)))
+			if err != nil {
+				return err
+			}
+			if doc, err = parser.LoadYAML(d.File, data, nil); err != nil {
+				return err
+			}
+			docs[d.File] = doc
+		}
+		if doc == nil || doc.Kind != parser.KindMap {
+			continue
+		}
+		v := doc.Map.Get(n)
+		if v == nil || v.Kind != parser.KindMap {
+			continue
+		}
+		arches := map[string][]string{}
+		for _, arch := range v.Map.Keys {
+			if a := v.Map.Get(arch); a != nil && a.Kind == parser.KindMap {
+				arches[arch] = append([]string(nil), a.Map.Keys...)
+			}
+		}
+		if len(arches) > 0 {
+			if r.Checksums == nil {
+				r.Checksums = map[string]map[string][]string{}
+			}
+			r.Checksums[n] = arches
+		}
+	}
+	return nil
+}
+
 // readExprs indexes every assert that: item of roles/*/tasks/**.yml.
 func readExprs(src string) (map[string]string, error) {
 	out := map[string]string{}
-	roles := filepath.Join(src, "roles")
-	var files []string
-	err := filepath.WalkDir(roles, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); p != roles && (strings.HasPrefix(n, ".") || n == "molecule") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) && strings.Contains(filepath.ToSlash(p), "/tasks/") {
-			files = append(files, p)
-		}
-		return nil
+	files, err := walkYAML(filepath.Join(src, "roles"), []string{"molecule"}, func(p string) bool {
+		return strings.Contains(filepath.ToSlash(p), "/tasks/")
 	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files)
-	for _, p := range files {
-		rel, _ := filepath.Rel(src, p)
-		rel = filepath.ToSlash(rel)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		doc, err := parser.LoadYAML(rel, data, nil)
-		if err != nil || doc == nil || doc.Kind != parser.KindList {
-			continue // not a task list kubespray's asserts live in
+	err = loadEach(src, files, func(rel string, _ []byte, doc *parser.Value) {
+		if doc == nil || doc.Kind != parser.KindList {
+			return // not a task list kubespray's asserts live in
 		}
 		for _, t := range doc.List {
 			indexAsserts(rel, t, out, 0)
 		}
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 func indexAsserts(rel string, task *parser.Value, out map[string]string, depth int) {

@@ -1,0 +1,261 @@
+package scan
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/layercheck/layercheck/parser"
+)
+
+// Shape is the structure kubespray expects of a list or dict variable:
+// from its default's type, the fields its tasks read of each loop item
+// (loop: "{{ x }}" with item.target) and of the dict itself (x.dest_dir),
+// and the fields its templates read of each element ({% for p in x %}
+// ... p.prefix).
+type Shape struct {
+	// Kind is "list" or "dict".
+	Kind string `json:"kind"`
+	// Elem is the kind of a list's elements when kubespray's default or
+	// its reads say it ("dict", "str"); "" when unknown.
+	Elem string `json:"elem,omitempty"`
+	// Fields are the keys kubespray reads of the dict, or of each element
+	// of a list of dicts, sorted.
+	Fields []string `json:"fields,omitempty"`
+	// Source is the "file:line" that says the shape: the default, or the
+	// first task or template reading the fields.
+	Source string `json:"source"`
+}
+
+var (
+	loopVarRE    = regexp.MustCompile(`^\s*\{\{\s*([A-Za-z_]\w*)\s*\}\}\s*$`)
+	itemFieldRE  = regexp.MustCompile(`\bitem(?:\.([A-Za-z_]\w*)|\[\s*['"](\w+)['"]\s*\])`)
+	attrRE       = regexp.MustCompile(`\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b`)
+	forRE        = regexp.MustCompile(`\{%-?\s*for\s+([A-Za-z_]\w*)\s+in\s+([A-Za-z_]\w*)\s*-?%\}`)
+	definedRE    = regexp.MustCompile(`\b([A-Za-z_]\w*)\s+is\s+defined\b`)
+	methodFields = map[string]bool{"get": true, "keys": true, "values": true, "items": true, "split": true, "startswith": true,
+		"endswith": true, "lower": true, "upper": true, "strip": true, "replace": true, "join": true, "format": true, "append": true}
+)
+
+// readShapes derives the Shape of the list and dict variables of defs,
+// and of the variables the tasks read as dicts (x.field where x is
+// defined in defs or tested with `x is defined`), from src's roles.
+func readShapes(src string, defs map[string][]Def, set map[string]string) (map[string]*Shape, error) {
+	out := map[string]*Shape{}
+	for name, ds := range defs {
+		d := ds[0]
+		sh := &Shape{Source: fmt.Sprintf("%s:%d", d.File, d.Line)}
+		switch x := d.Default.(type) {
+		case []any:
+			sh.Kind = TypeList
+			sh.Elem, sh.Fields = elemShape(x)
+		case map[string]any:
+			sh.Kind = TypeDict
+		default:
+			if d.DefaultOmitted && (d.Type == TypeList || d.Type == TypeDict) {
+				sh.Kind = d.Type
+			} else {
+				continue
+			}
+		}
+		out[name] = sh
+	}
+	if src == "" {
+		return out, nil
+	}
+	addFields := func(name, kind, source string, fields ...string) {
+		fields = slices.DeleteFunc(fields, func(f string) bool { return methodFields[f] })
+		if len(fields) == 0 {
+			return // only methods (x.startswith): says nothing of a structure
+		}
+		sh := out[name]
+		if sh == nil {
+			sh = &Shape{Kind: kind, Source: source}
+			out[name] = sh
+		}
+		if sh.Kind != kind {
+			return // the default says otherwise
+		}
+		if kind == TypeList {
+			if sh.Elem == "" {
+				sh.Elem = TypeDict
+			}
+			if sh.Elem != TypeDict {
+				return
+			}
+		}
+		if len(sh.Fields) == 0 && len(fields) > 0 && !strings.Contains(sh.Source, "/tasks/") && !strings.Contains(sh.Source, "/templates/") {
+			sh.Source = source
+		}
+		for _, f := range fields {
+			if !methodFields[f] && !contains(sh.Fields, f) {
+				sh.Fields = append(sh.Fields, f)
+			}
+		}
+		sort.Strings(sh.Fields)
+	}
+	tasks, err := walkYAML(filepath.Join(src, "roles"), []string{"molecule", "files", "defaults", "vars", "templates"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	err = loadEach(src, tasks, func(rel string, data []byte, doc *parser.Value) {
+		defined := map[string]bool{}
+		for _, m := range definedRE.FindAllStringSubmatch(string(data), -1) {
+			defined[m[1]] = true
+		}
+		walkTasks(doc, 0, func(task *parser.Value) {
+			for _, k := range []string{"loop", "with_items"} {
+				l := get(task, k)
+				if l == nil || l.Kind != parser.KindString {
+					continue
+				}
+				m := loopVarRE.FindStringSubmatch(l.Str)
+				if m == nil || set[m[1]] != "" {
+					continue
+				}
+				var fields []string
+				eachString(task, 0, func(s string) {
+					for _, f := range itemFieldRE.FindAllStringSubmatch(s, -1) {
+						fields = append(fields, f[1]+f[2])
+					}
+				})
+				if len(fields) > 0 {
+					addFields(m[1], TypeList, fmt.Sprintf("%s:%d", rel, l.Pos.Line), fields...)
+				}
+			}
+			eachString(task, 0, func(s string) {
+				for _, m := range attrRE.FindAllStringSubmatch(s, -1) {
+					n := m[1]
+					if n == "item" || set[n] != "" || strings.HasPrefix(n, "ansible_") || !(len(defs[n]) > 0 || defined[n]) {
+						continue
+					}
+					if sh := out[n]; sh != nil && sh.Kind != TypeDict {
+						continue
+					}
+					addFields(n, TypeDict, fmt.Sprintf("%s:%d", rel, task.Pos.Line), m[2])
+				}
+			})
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	templates, err := walkFiles(filepath.Join(src, "roles"), ".j2")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range templates {
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		text := string(data)
+		for _, m := range forRE.FindAllStringSubmatchIndex(text, -1) {
+			v, list := text[m[2]:m[3]], text[m[4]:m[5]]
+			if len(defs[list]) == 0 {
+				continue
+			}
+			re := regexp.MustCompile(`\b` + regexp.QuoteMeta(v) + `\.([A-Za-z_]\w*)\b`)
+			var fields []string
+			for _, f := range re.FindAllStringSubmatch(text[m[1]:], -1) {
+				fields = append(fields, f[1])
+			}
+			if len(fields) > 0 {
+				line := strings.Count(text[:m[0]], "\n") + 1
+				addFields(list, TypeList, fmt.Sprintf("%s:%d", filepath.ToSlash(rel), line), fields...)
+			}
+		}
+	}
+	return out, nil
+}
+
+// elemShape is the element kind of a default list and, for a list of
+// dicts, the union of their keys.
+func elemShape(l []any) (string, []string) {
+	if len(l) == 0 {
+		return "", nil
+	}
+	kind := ""
+	var fields []string
+	for _, e := range l {
+		k := TypeStr
+		switch x := e.(type) {
+		case map[string]any:
+			k = TypeDict
+			for f := range x {
+				if !contains(fields, f) {
+					fields = append(fields, f)
+				}
+			}
+		case []any:
+			k = TypeList
+		case string:
+		default:
+			return "", nil
+		}
+		if kind != "" && kind != k {
+			return "", nil
+		}
+		kind = k
+	}
+	sort.Strings(fields)
+	return kind, fields
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// eachString calls f for every string in v.
+func eachString(v *parser.Value, depth int, f func(string)) {
+	if v == nil || depth > 100 {
+		return
+	}
+	switch v.Kind {
+	case parser.KindString:
+		f(v.Str)
+	case parser.KindList:
+		for _, x := range v.List {
+			eachString(x, depth+1, f)
+		}
+	case parser.KindMap:
+		for _, k := range v.Map.Keys {
+			if k == "block" || k == "rescue" || k == "always" {
+				continue // their tasks are walked on their own
+			}
+			eachString(v.Map.Get(k), depth+1, f)
+		}
+	}
+}
+
+// walkFiles lists the files under root whose name ends with ext, sorted.
+func walkFiles(root, ext string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ext) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	sort.Strings(out)
+	return out, err
+}

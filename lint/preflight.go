@@ -1,0 +1,337 @@
+package lint
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/parser"
+)
+
+func init() {
+	registerRule("kubespray-preflight", SeverityError,
+		"an inventory kubespray's own pre-flight stops on (validate_inventory, or 0040-verify-settings.yml before v2.28), evaluated from the release's task file; said once, by the rule that explains it best",
+		checkPreflight)
+}
+
+// preflightRef is the pre-flight assert a kubespray-preflight finding
+// stands for: the task's name and the file:line of the failing item.
+type preflightRef struct {
+	task, source string
+	// msg is the assert's message up to its first Jinja.
+	msg string
+	// groups is true for an assert on the inventory's groups: a finding
+	// on any hosts that names it says it.
+	groups bool
+}
+
+// preflightGroups is the inventory's groups (all and ungrouped included)
+// with their hosts in inventory order, as the play's groups variable.
+func (c *checkCtx) preflightGroups() map[string][]string {
+	out := map[string][]string{}
+	inv := c.in.Inventory
+	if inv == nil {
+		return out
+	}
+	for _, g := range inv.Groups {
+		in := map[string]bool{}
+		for _, h := range inv.HostsUnder(g.Name) {
+			in[h.Name] = true
+		}
+		hs := []string{}
+		for _, h := range c.hosts {
+			if in[h] {
+				hs = append(hs, h)
+			}
+		}
+		out[g.Name] = hs
+	}
+	if _, ok := out["all"]; !ok {
+		out["all"] = c.hosts
+	}
+	return out
+}
+
+func (c *checkCtx) preflightHost(h string, groups map[string][]string, memberOf map[string][]string) kubespray.PreflightHost {
+	names := memberOf[h]
+	return kubespray.PreflightHost{
+		Name: h,
+		Lookup: func(name string) (any, bool) {
+			v, set := c.value(h, name)
+			if !set {
+				return nil, false
+			}
+			return v, true
+		},
+		VarNames: func() []string {
+			return c.varsOf(h).Keys()
+		},
+		Groups: groups, GroupNames: names,
+	}
+}
+
+func checkPreflight(c *checkCtx) []Finding {
+	tasks := c.cat.Preflight()
+	if len(tasks) == 0 || c.in.Inventory == nil {
+		return nil
+	}
+	groups := c.preflightGroups()
+	// group_names per host, groups in inventory order: a stable signature
+	memberOf := map[string][]string{}
+	for _, g := range c.in.Inventory.Groups {
+		if g.Name == "all" || g.Name == "ungrouped" {
+			continue
+		}
+		for _, h := range groups[g.Name] {
+			memberOf[h] = append(memberOf[h], g.Name)
+		}
+	}
+	hosts := make([]kubespray.PreflightHost, len(c.hosts))
+	for i, h := range c.hosts {
+		hosts[i] = c.preflightHost(h, groups, memberOf)
+	}
+	ids := map[*parser.Value]int{} // each value read, numbered for signatures
+	type key struct {
+		task, line int
+		item       string
+		at         *parser.Value
+	}
+	var out []Finding
+	for ti, t := range tasks {
+		if t.Status != kubespray.PreflightEvaluated {
+			continue
+		}
+		var byKey byFirstSeen[key, use]
+		results := map[key]kubespray.PreflightResult{}
+		// hosts that give the task the same values get the same result
+		reads := c.cat.PreflightReads(t)
+		memo := map[string]kubespray.PreflightResult{}
+		for _, h := range hosts {
+			if !inPlay(t.PlayHosts, h) {
+				continue
+			}
+			sig := c.readSignature(h, reads, ids)
+			r, ok := memo[sig]
+			if !ok {
+				r = c.cat.EvalPreflight(t, h)
+				memo[sig] = r
+			}
+			if r.Outcome != kubespray.Fail {
+				continue
+			}
+			expr := r.That.Expr
+			if expr == "" && len(t.When) > 0 {
+				expr = strings.Join(t.When, " and ")
+			}
+			var at *parser.Value
+			atName := ""
+			for _, n := range append(kubespray.ExprVars(expr), kubespray.ExprVars(strings.Join(t.When, " and "))...) {
+				if v, set := c.value(h.Name, n); set && v != nil {
+					at, atName = v, n
+					break
+				}
+			}
+			k := key{ti, r.That.Line, fmt.Sprint(r.Item), at}
+			u := byKey.get(k, func() *use { return &use{name: atName, ours: c.varsOf(h.Name).Get(atName), judge: at} })
+			u.hosts = append(u.hosts, h.Name)
+			results[k] = r
+		}
+		for _, k := range byKey.order {
+			u := *byKey.m[k]
+			r := results[k]
+			out = append(out, c.preflightFinding(t, r, u))
+		}
+	}
+	return out
+}
+
+func (c *checkCtx) preflightFinding(t kubespray.PreflightTask, r kubespray.PreflightResult, u use) Finding {
+	line := t.Line
+	what := "its when: conditions hold (" + strings.Join(t.When, "; ") + ")"
+	if r.That.Line > 0 {
+		line = r.That.Line
+		what = "`" + r.That.Expr + "` is false"
+	}
+	if r.Failed != "" {
+		what = "Ansible cannot evaluate `" + r.That.Expr + "` (" + r.Failed + " in the values it reads), which fails the task"
+	}
+	src := fmt.Sprintf("%s:%d", t.File, line)
+	f := c.finding("kubespray-preflight", SeverityError, u)
+	if u.judge == nil {
+		f.Variable, f.Value = "", ""
+	}
+	item := ""
+	if r.Item != nil {
+		item = fmt.Sprintf(" for item %v", r.Item)
+	}
+	f.Message = fmt.Sprintf("kubespray stops at \"%s\" (%s)%s: %s", t.Task, src, item, what)
+	msg := t.Msg
+	if msg == "" {
+		msg = "Assertion failed"
+	}
+	f.Why = fmt.Sprintf("kubespray %s's pre-flight (%s, task \"%s\") fails the run before it changes a host, with \"%s\".", releaseName(c.cat), src, t.Task, strings.TrimSpace(msg))
+	var vars []string
+	for _, e := range append([]string{r.That.Expr}, t.When...) {
+		for _, v := range kubespray.ExprVars(e) {
+			if !containsStr(vars, v) && v != "item" {
+				vars = append(vars, v)
+			}
+		}
+	}
+	switch {
+	case containsStr(vars, "groups") || containsStr(vars, "group_names"):
+		g := assertGroup(r.That.Expr, r.Item)
+		if g != "" && f.Where == "" {
+			f.Where = c.groupWhere(g)
+		}
+		f.Fix = "change the inventory's groups so that `" + strings.TrimSpace(r.That.Expr) + "` holds"
+		if g != "" {
+			f.Fix += fmt.Sprintf(" (the %s group: put hosts under [%s], or fix its membership)", g, g)
+		}
+	case u.judge != nil:
+		f.Fix = fmt.Sprintf("change %s (set at %s) so that kubespray's assert holds", u.name, f.Where)
+	default:
+		f.Fix = "set the variables it reads (" + strings.Join(vars, ", ") + ") so that kubespray's assert holds"
+	}
+	lead, _, _ := strings.Cut(strings.TrimSpace(t.Msg), "{{")
+	f.preflight = &preflightRef{task: t.Task, source: src, msg: strings.TrimSpace(lead),
+		groups: containsStr(vars, "groups") || containsStr(vars, "group_names")}
+	return f
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// foldPreflight says each failing pre-flight assert once: a
+// kubespray-preflight finding is dropped when other findings on the same
+// variable name its task (or its message), or are errors on the same
+// variable at the same place, and together cover its hosts; each of them
+// then also names the assert's task and file:line. An assert on the groups
+// is folded into the findings naming it whatever their hosts.
+func foldPreflight(fs []Finding) []Finding {
+	out := fs[:0]
+	for i := range fs {
+		p := fs[i].preflight
+		if p == nil {
+			out = append(out, fs[i])
+			continue
+		}
+		// the findings that name the same assert, for the same variable
+		var by []int
+		var hosts []string
+		whole := p.groups
+		for j := range fs {
+			o := &fs[j]
+			if o.preflight != nil || o.Severity == SeverityInfo {
+				continue
+			}
+			names := strings.Contains(o.Why+o.Message, p.task) || len(p.msg) >= 15 && strings.Contains(o.Why, p.msg)
+			sameValue := o.Variable != "" && o.Variable == fs[i].Variable && o.Where == fs[i].Where && o.Severity == SeverityError
+			if !(names || sameValue) || !(p.groups || o.Variable == "" || o.Variable == fs[i].Variable || fs[i].Variable == "") {
+				continue
+			}
+			by = append(by, j)
+			hosts = append(hosts, o.Hosts...)
+			whole = whole || len(o.Hosts) == 0
+		}
+		if len(by) == 0 || !whole && !hostsCover(hosts, fs[i].Hosts) {
+			out = append(out, fs[i])
+			continue
+		}
+		for _, j := range by {
+			o := &fs[j]
+			if !strings.Contains(o.Why, p.source) || !strings.Contains(o.Why+o.Message, p.task) {
+				o.Why += fmt.Sprintf(" (kubespray's pre-flight: %s, task \"%s\")", p.source, p.task)
+			}
+		}
+	}
+	return out
+}
+
+// hostsCover reports whether a finding on hosts a covers one on b (no
+// hosts: the inventory as a whole).
+func hostsCover(a, b []string) bool {
+	if len(a) == 0 {
+		return true
+	}
+	in := map[string]bool{}
+	for _, h := range a {
+		in[h] = true
+	}
+	for _, h := range b {
+		if !in[h] {
+			return false
+		}
+	}
+	return true
+}
+
+// groupRE finds the group an assert reads: groups.get('etcd'),
+// groups['k8s_cluster'], groups.etcd.
+var groupRE = regexp.MustCompile(`groups(?:\.get\(\s*['"]([\w-]+)['"]|\[\s*['"]([\w-]+)['"]\s*\]|\.(\w+)\b)`)
+
+// assertGroup is the group an assert reads (the loop item for
+// `groups.get(item)`), "" when none is named.
+func assertGroup(expr string, item any) string {
+	if s, ok := item.(string); ok && strings.Contains(expr, "item") {
+		return s
+	}
+	m := groupRE.FindStringSubmatch(expr)
+	if m == nil {
+		return ""
+	}
+	if g := m[1] + m[2] + m[3]; g != "get" {
+		return g
+	}
+	return ""
+}
+
+// inPlay reports whether the play of a pre-flight task targets the host.
+func inPlay(groups []string, h kubespray.PreflightHost) bool {
+	if len(groups) == 0 {
+		return true
+	}
+	for _, g := range groups {
+		if containsStr(h.GroupNames, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// readSignature identifies what a pre-flight task reads on a host: the
+// values of the variables it reads (each value is one *parser.Value, so
+// its address says it), the host's groups or name when it reads them, the
+// host's variable names when it lists variables by name.
+func (c *checkCtx) readSignature(h kubespray.PreflightHost, reads kubespray.PreflightReadSet, ids map[*parser.Value]int) string {
+	var b strings.Builder
+	for _, n := range reads.Names {
+		switch n {
+		case "groups", "group_names":
+			b.WriteString(strings.Join(h.GroupNames, ","))
+		case "inventory_hostname", "inventory_hostname_short":
+			b.WriteString(h.Name)
+		default:
+			v, _ := c.value(h.Name, n)
+			id, ok := ids[v]
+			if !ok {
+				id = len(ids)
+				ids[v] = id
+			}
+			b.WriteString(strconv.Itoa(id))
+		}
+		b.WriteByte('|')
+	}
+	if reads.AllNames {
+		b.WriteString(strings.Join(c.varsOf(h.Name).Keys(), ","))
+	}
+	return b.String()
+}
