@@ -106,7 +106,9 @@ func TestVariableShapeKubeadmPatches(t *testing.T) {
 		"hosts.ini":                              strings.Replace(groupsINI, "%s", "node1", 1),
 		"group_vars/k8s_cluster/k8s-cluster.yml": "kubeadm_patches:\n  - target: kube-apiserver\n    patchfile: x.yaml\n",
 	})
-	w := one(t, lintRelease(t, "v2.31.0", bad), "variable-shape", "kubeadm_patches")
-	assert.Equal(t, SeverityWarning, w.Severity)
-	assert.Contains(t, w.Message, "element 1 of kubeadm_patches has patchfile, which kubespray v2.31.0 does not read")
+	// A field the catalogue does not list is not reported: the shapes come
+	// from defaults and tasks, and templates read more fields (a real
+	// inventory's crio_registries entries have insecure, blocked, mirrors,
+	// which registries.conf.j2 reads).
+	none(t, lintRelease(t, "v2.31.0", bad), "variable-shape", "kubeadm_patches")
 }

@@ -100,16 +100,10 @@ func (c *checkCtx) shapeFinding(u use) (Finding, bool) {
 				problem = fmt.Sprintf("element %d of %s is %s; kubespray %s reads %s (%s)", i+1, u.name, describeValue(e), releaseName(c.cat), describe(s), s.Source)
 				break
 			}
-			if extra := unknownKeys(e, s.Fields); len(extra) > 0 {
-				problem = fmt.Sprintf("element %d of %s has %s, which kubespray %s does not read: it reads %s (%s)", i+1, u.name, strings.Join(extra, ", "), releaseName(c.cat), describe(s), s.Source)
-				sev = SeverityWarning
-				break
-			}
-		}
-	case kind == "dict" && len(s.Fields) > 0:
-		if extra := unknownKeys(v, s.Fields); len(extra) > 0 {
-			problem = fmt.Sprintf("%s has %s, which kubespray %s does not read: it reads %s (%s)", u.name, strings.Join(extra, ", "), releaseName(c.cat), describe(s), s.Source)
-			sev = SeverityWarning
+			// Fields the catalogue does not list are not reported: its
+			// shapes come from defaults and tasks, and templates read more
+			// (crio_registries' insecure, blocked, mirrors in
+			// registries.conf.j2), so an unlisted field may well be read.
 		}
 	}
 	if problem == "" {
@@ -120,21 +114,6 @@ func (c *checkCtx) shapeFinding(u use) (Finding, bool) {
 	f.Why = "kubespray's tasks and templates read the fields of this variable by name: another structure fails the run where it is read, or is silently ignored." + shapeChange(u.name, v, c.cat)
 	f.Fix = fmt.Sprintf("write %s as %s", u.name, describe(s))
 	return f, true
-}
-
-// unknownKeys are the keys of a dict v that fields does not name (none
-// when fields is empty: a free-form dict).
-func unknownKeys(v *parser.Value, fields []string) []string {
-	if v == nil || v.Kind != parser.KindMap || v.Map == nil || len(fields) == 0 {
-		return nil
-	}
-	var out []string
-	for _, k := range v.Map.Keys {
-		if !containsStr(fields, k) {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // shapeChange says which bundled release last read name in the

@@ -31,6 +31,10 @@ type Shape struct {
 	Source string `json:"source"`
 }
 
+// fileExtensions: "x.yml" in a task is a file name (import_tasks,
+// template src), not the field yml of x.
+var fileExtensions = map[string]bool{"yml": true, "yaml": true, "j2": true, "json": true, "sh": true, "conf": true, "pem": true, "service": true}
+
 var (
 	loopVarRE    = regexp.MustCompile(`^\s*\{\{\s*([A-Za-z_]\w*)\s*\}\}\s*$`)
 	itemFieldRE  = regexp.MustCompile(`\bitem(?:\.([A-Za-z_]\w*)|\[\s*['"](\w+)['"]\s*\])`)
@@ -46,6 +50,10 @@ var (
 // defined in defs or tested with `x is defined`), from src's roles.
 func readShapes(src string, defs map[string][]Def, set map[string]string) (map[string]*Shape, error) {
 	out := map[string]*Shape{}
+	// scalar: names whose default is a plain string, number or boolean; a
+	// "name.field" in a task is then no field read (import_tasks:
+	// etcd_metrics.yml names a file, and etcd_metrics is "basic").
+	scalar := map[string]bool{}
 	for name, ds := range defs {
 		d := ds[0]
 		sh := &Shape{Source: fmt.Sprintf("%s:%d", d.File, d.Line)}
@@ -59,6 +67,10 @@ func readShapes(src string, defs map[string][]Def, set map[string]string) (map[s
 			if d.DefaultOmitted && (d.Type == TypeList || d.Type == TypeDict) {
 				sh.Kind = d.Type
 			} else {
+				switch x.(type) {
+				case string, bool, int, int64, float64:
+					scalar[name] = d.Type != "templated"
+				}
 				continue
 			}
 		}
@@ -68,7 +80,10 @@ func readShapes(src string, defs map[string][]Def, set map[string]string) (map[s
 		return out, nil
 	}
 	addFields := func(name, kind, source string, fields ...string) {
-		fields = slices.DeleteFunc(fields, func(f string) bool { return methodFields[f] })
+		if scalar[name] {
+			return
+		}
+		fields = slices.DeleteFunc(fields, func(f string) bool { return methodFields[f] || fileExtensions[f] })
 		if len(fields) == 0 {
 			return // only methods (x.startswith): says nothing of a structure
 		}
