@@ -26,7 +26,11 @@ DIR=${LAYERCHECK_NODES_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/layercheck/nodes}
 RUN=$DIR/run
 SUITE=bookworm
 MIRROR=${LAYERCHECK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-LAB=lc-lab
+# The prefix of the network namespaces and cgroups the harness owns
+# (LAYERCHECK_NODES_NETNS, default lc), so two labs can run side by side
+# with different LAYERCHECK_NODES_DIR.
+P=${LAYERCHECK_NODES_NETNS:-lc}
+LAB=$P-lab
 BRIDGE=lcbr0
 # TEST-NET-1 (RFC 5737): documentation addresses, never routed anywhere;
 # here they exist only inside the lab namespace.
@@ -101,7 +105,7 @@ running_nodes() { ls "$RUN" 2>/dev/null | grep -E '^node[0-9]+$' || true; }
 
 # The cgroup v1 hierarchies nspawn uses for the container's systemd: one
 # directory per node, so that nodes never share /payload.
-cg_dirs() { echo /sys/fs/cgroup/systemd/lc-$1; [[ -d /sys/fs/cgroup/unified ]] && echo /sys/fs/cgroup/unified/lc-$1; }
+cg_dirs() { echo "/sys/fs/cgroup/systemd/$P-$1"; [[ -d /sys/fs/cgroup/unified ]] && echo "/sys/fs/cgroup/unified/$P-$1"; }
 
 # modules.builtin for the running kernel, from its config: modprobe (and
 # Ansible's community.general.modprobe) succeed for a built-in module only
@@ -178,14 +182,14 @@ node_boot() {
   # when older than a day, and these machines have no route to a mirror).
   mkdir -p "$r/var/lib/apt/periodic"; touch "$r/var/lib/apt/periodic/update-success-stamp" "$r"/var/lib/apt/lists/*Packages 2>/dev/null || true
 
-  ip netns list | grep -qw "^lc-$n" || ip netns add "lc-$n"
+  ip netns list | grep -qw "^$P-$n" || ip netns add "$P-$n"
   if ! ip -n "$LAB" link show "lc$n" >/dev/null 2>&1; then
-    ip -n "$LAB" link add "lc$n" type veth peer name eth0 netns "lc-$n"
+    ip -n "$LAB" link add "lc$n" type veth peer name eth0 netns "$P-$n"
     ip -n "$LAB" link set "lc$n" master "$BRIDGE" up
-    ip -n "lc-$n" addr add "$ip/24" dev eth0
-    ip -n "lc-$n" link set eth0 up
-    ip -n "lc-$n" link set lo up
-    ip -n "lc-$n" route add default via "$GATEWAY"
+    ip -n "$P-$n" addr add "$ip/24" dev eth0
+    ip -n "$P-$n" link set eth0 up
+    ip -n "$P-$n" link set lo up
+    ip -n "$P-$n" route add default via "$GATEWAY"
   fi
 
   local cg
@@ -196,7 +200,7 @@ node_boot() {
     for cg in $(cg_dirs "$n"); do echo "$BASHPID" >"$cg/cgroup.procs"; done
     export SYSTEMD_NSPAWN_API_VFS_WRITABLE=1
     exec setsid systemd-nspawn -q --boot --register=no --keep-unit -M "$n" -D "$r" \
-      --network-namespace-path="/run/netns/lc-$n" --capability=all \
+      --network-namespace-path="/run/netns/$P-$n" --capability=all \
       --system-call-filter='@keyring bpf' --bind=/dev/kmsg \
       ${LAYERCHECK_NODES_NSPAWN_ARGS:-} \
       >"$d/console.log" 2>&1 </dev/null
@@ -277,7 +281,7 @@ node_down() {
   for cg in $(cg_dirs "$n"); do
     [[ -d $cg ]] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
   done
-  ip netns list | grep -qw "^lc-$n" && ip netns del "lc-$n"
+  ip netns list | grep -qw "^$P-$n" && ip netns del "$P-$n"
   rm -rf "$d"
 }
 
@@ -285,7 +289,7 @@ down() {
   local n
   for n in $(running_nodes); do node_down "$n"; done
   # nodes whose run directory was lost still have their namespace
-  for n in $(ip netns list | awk '{print $1}' | grep -E '^lc-node[0-9]+$' | sed 's/^lc-//'); do node_down "$n"; done
+  for n in $(ip netns list | awk '{print $1}' | grep -E "^$P-node[0-9]+\$" | sed "s/^$P-//"); do node_down "$n"; done
   ip netns list | grep -qw "^$LAB" && ip netns del "$LAB"
   rm -f "$RUN/hosts.ini" "$RUN/known_hosts"
   return 0
