@@ -365,6 +365,13 @@ func (c *Catalogue) ReadBy(name string) string {
 	if wordOnly.MatchString(name) {
 		return c.readByIndex()[name]
 	}
+	return c.readByScan(name)
+}
+
+// readByScan is ReadBy as a scan of every templated default with a regular
+// expression: for names the index cannot hold, and what the index must
+// give for the others.
+func (c *Catalogue) readByScan(name string) string {
 	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
 	var hits []string
 	for n, v := range c.Vars {

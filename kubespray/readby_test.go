@@ -1,32 +1,9 @@
 package kubespray
 
 import (
-	"fmt"
-	"regexp"
 	"sort"
-	"strings"
 	"testing"
 )
-
-// readByScan is ReadBy as a scan with a regular expression per name: what
-// the index must give.
-func readByScan(c *Catalogue, name string) string {
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
-	var hits []string
-	for n, v := range c.Vars {
-		for _, d := range v.Defs {
-			if s, ok := d.Default.(string); ok && strings.Contains(s, "{{") && re.MatchString(s) {
-				hits = append(hits, fmt.Sprintf("%s (%s:%d)", n, d.File, d.Line))
-				break
-			}
-		}
-	}
-	if len(hits) == 0 {
-		return ""
-	}
-	sort.Strings(hits)
-	return hits[0]
-}
 
 func TestReadByIndexMatchesScan(t *testing.T) {
 	for _, v := range []string{"v2.24.3", "master"} {
@@ -46,7 +23,7 @@ func TestReadByIndexMatchesScan(t *testing.T) {
 		names = names[:(len(names)+3)/4]
 		found := 0
 		for _, n := range names {
-			want := readByScan(c, n)
+			want := c.readByScan(n)
 			if got := c.ReadBy(n); got != want {
 				t.Errorf("%s: ReadBy(%q) = %q, want %q", v, n, got, want)
 			}
