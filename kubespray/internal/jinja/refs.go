@@ -14,6 +14,15 @@ type Ref struct {
 func Refs(n Node) []Ref {
 	var out []Ref
 	var walk func(n Node, guarded bool)
+	// walkArgs walks a call's, filter's or test's arguments.
+	walkArgs := func(args []Node, kwargs map[string]Node) {
+		for _, a := range args {
+			walk(a, false)
+		}
+		for _, a := range kwargs {
+			walk(a, false)
+		}
+	}
 	walk = func(n Node, guarded bool) {
 		switch x := n.(type) {
 		case name:
@@ -69,27 +78,15 @@ func Refs(n Node) []Ref {
 			default:
 				walk(x.fn, false)
 			}
-			for _, a := range x.args {
-				walk(a, false)
-			}
-			for _, a := range x.kwargs {
-				walk(a, false)
-			}
+			walkArgs(x.args, x.kwargs)
 		case filter:
 			out = append(out, Ref{Kind: "filter", Name: x.n})
 			walk(x.x, x.n == "default" || x.n == "d")
-			for _, a := range x.args {
-				walk(a, false)
-			}
-			for _, a := range x.kwargs {
-				walk(a, false)
-			}
+			walkArgs(x.args, x.kwargs)
 		case test:
 			out = append(out, Ref{Kind: "test", Name: x.n})
 			walk(x.x, x.n == "defined" || x.n == "undefined")
-			for _, a := range x.args {
-				walk(a, false)
-			}
+			walkArgs(x.args, nil)
 		}
 	}
 	walk(n, false)
