@@ -105,7 +105,49 @@ running_nodes() { ls "$RUN" 2>/dev/null | grep -E '^node[0-9]+$' || true; }
 
 # The cgroup v1 hierarchies nspawn uses for the container's systemd: one
 # directory per node, so that nodes never share /payload.
-cg_dirs() { echo "/sys/fs/cgroup/systemd/$P-$1"; [[ -d /sys/fs/cgroup/unified ]] && echo "/sys/fs/cgroup/unified/$P-$1"; }
+cg_dirs() {
+  echo "/sys/fs/cgroup/systemd/$P-$1"
+  [[ -d /sys/fs/cgroup/unified ]] && echo "/sys/fs/cgroup/unified/$P-$1"
+  cg_ctrl_dirs "$1" | cut -d' ' -f2
+}
+
+# One directory per node in every controller hierarchy (cpu, memory, ...),
+# under the cgroup this script runs in: "<mountpoint> <dir>" per line. The
+# node's processes start there, so its cgroup namespace is rooted there, and
+# kubelet and runc inside the node create kubepods/ in the node's own
+# directory: three kubelets never see (or clean up) each other's pods.
+cg_ctrl_dirs() {
+  local id ctrls path mnt
+  while IFS=: read -r id ctrls path; do
+    [[ -n $ctrls && $ctrls != name=* ]] || continue
+    mnt=/sys/fs/cgroup/$ctrls
+    [[ -d $mnt ]] || continue
+    echo "$mnt ${mnt}${path%/}/$P-$1"
+  done </proc/self/cgroup
+}
+
+# A new cpuset cgroup has no CPUs or memory nodes until given its parent's.
+cg_ctrl_make() {
+  local mnt dir f
+  while read -r mnt dir; do
+    mkdir -p "$dir"
+    for f in cpuset.cpus cpuset.mems; do
+      if [[ -f $dir/$f && -z $(cat "$dir/$f") ]]; then cat "$(dirname "$dir")/$f" >"$dir/$f"; fi
+    done
+  done < <(cg_ctrl_dirs "$1")
+}
+
+# nspawn mounts the controller hierarchies read-only inside the node; kubelet
+# (cgroup v1) needs them writable. Each is remounted read-write in the
+# node's mount namespace, where its root is the node's own directory.
+cg_ctrl_writable() {
+  local init=$1 m
+  for m in $(awk '$3 == "cgroup" {print $2}' "/proc/$init/mounts"); do
+    [[ $m == /sys/fs/cgroup/systemd ]] && continue
+    nsenter -t "$init" -m -- mount -o remount,bind,rw "$m" 2>/dev/null || true
+  done
+  nsenter -t "$init" -m -- mount -o remount,rw /sys/fs/cgroup 2>/dev/null || true
+}
 
 # modules.builtin for the running kernel, from its config: modprobe (and
 # Ansible's community.general.modprobe) succeed for a built-in module only
@@ -194,6 +236,10 @@ node_boot() {
 
   local cg
   for cg in $(cg_dirs "$n"); do mkdir -p "$cg"; done
+  cg_ctrl_make "$n"
+  # containerd's overlayfs snapshotter cannot put its layers on the node's
+  # own overlay root: its state lives on the host's filesystem.
+  mkdir -p "$d/containerd"
   # SYSTEMD_NSPAWN_API_VFS_WRITABLE lets kubespray (and later kubelet) set
   # sysctls; keyctl (@keyring) is what runc needs; /dev/kmsg is kubelet's.
   (
@@ -202,6 +248,7 @@ node_boot() {
     exec setsid systemd-nspawn -q --boot --register=no --keep-unit -M "$n" -D "$r" \
       --network-namespace-path="/run/netns/$P-$n" --capability=all \
       --system-call-filter='@keyring bpf' --bind=/dev/kmsg \
+      --bind="$d/containerd:/var/lib/containerd" \
       ${LAYERCHECK_NODES_NSPAWN_ARGS:-} \
       >"$d/console.log" 2>&1 </dev/null
   ) &
@@ -217,7 +264,7 @@ wait_ssh() {
       "$USER_NAME@$ip" 'systemctl is-system-running --wait >/dev/null 2>&1; sudo -n true' >/dev/null 2>&1; then
       return 0
     fi
-    node_init "$n" >/dev/null || die "$n: systemd-nspawn exited; see $RUN/$n/console.log"
+    [[ -d /proc/$(cat "$RUN/$n/nspawn.pid") ]] || die "$n: systemd-nspawn exited; see $RUN/$n/console.log"
     sleep 0.5
   done
   die "$n: no ssh on $ip after 60 s; see $RUN/$n/console.log"
@@ -256,7 +303,7 @@ up() {
   mapfile -t names < <(node_names "$count")
   for n in "${names[@]}"; do node_boot "$n"; done
   write_inventory "${names[@]}"
-  for n in "${names[@]}"; do wait_ssh "$n"; done
+  for n in "${names[@]}"; do wait_ssh "$n"; cg_ctrl_writable "$(node_init "$n")"; done
   trap - ERR
   log "up: ${names[*]} on $NET.0/24 (lab namespace $LAB); inventory $RUN/hosts.ini"
 }
