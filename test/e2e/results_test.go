@@ -20,6 +20,10 @@ import (
 type results struct {
 	start    time.Time
 	releases []*releaseResult
+	// path is the file written (default RESULTS.md); cluster: the run is
+	// the whole cluster.yml (TestKubesprayCluster), not the etcd stage.
+	path    string
+	cluster bool
 }
 
 type releaseResult struct {
@@ -67,20 +71,25 @@ func (res *results) write(t *testing.T) {
 	if len(res.releases) == 0 {
 		return
 	}
-	path := os.Getenv("LAYERCHECK_E2E_RESULTS")
+	path := res.path
+	if path == "" {
+		path = os.Getenv("LAYERCHECK_E2E_RESULTS")
+	}
 	if path == "" {
 		path = filepath.Join(repoRoot, "test", "e2e", "RESULTS.md")
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# End-to-end results: kubespray's own roles on node machines, then verify\n\n")
-	fmt.Fprintf(&b, "Written by `make e2e` (test/e2e) on %s, %d cores, %s/%s; total %s.\n\n",
-		res.start.UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, fmtDuration(time.Since(res.start)))
-	b.WriteString("Three Debian 12 machines (systemd-nspawn, each in a network namespace of its own on a lab bridge;\n" +
-		"see test/nodes/nodes.sh). kubespray runs from its release tree with the ansible its requirements.txt pins,\n" +
-		"offline: etcd is built from go.etcd.io/etcd and served from a local files_repo, with its checksum in the\n" +
-		"inventory. The stage is cluster.yml's plays up to and including \"Install etcd\" (boilerplate with\n" +
-		"validate_inventory, facts with bootstrap_os, preinstall, kubespray's download role for etcd alone, the etcd role\n" +
-		"with `etcd_deployment_type: host`). `enable_nodelocaldns: false`: this kernel has no dummy module.\n\n")
+	if res.cluster {
+		fmt.Fprintf(&b, "# End-to-end results: kubespray's whole cluster.yml on node machines, then verify.yml in the same command\n\n")
+		fmt.Fprintf(&b, "Written by `make e2e-cluster` (test/e2e) on %s, %d cores, %s/%s; total %s.\n\n",
+			res.start.UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, fmtDuration(time.Since(res.start)))
+		b.WriteString(clusterIntro)
+	} else {
+		fmt.Fprintf(&b, "# End-to-end results: kubespray's own roles on node machines, then verify\n\n")
+		fmt.Fprintf(&b, "Written by `make e2e` (test/e2e) on %s, %d cores, %s/%s; total %s.\n\n",
+			res.start.UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, fmtDuration(time.Since(res.start)))
+		b.WriteString(etcdStageIntro)
+	}
 	for _, rr := range res.releases {
 		fmt.Fprintf(&b, "## kubespray %s, etcd %s\n\n", rr.r.Name, rr.r.EtcdVersion)
 		fmt.Fprintf(&b, "etcd %s: %s.\n\n", rr.r.EtcdVersion, rr.r.EtcdWhy)
@@ -98,12 +107,22 @@ func (res *results) write(t *testing.T) {
 		if len(rr.Healthy) > 0 {
 			b.WriteString("\nEach layer on the healthy nodes (verify.yml and `layercheck verify` agree):\n\n")
 			hosts := sortedKeys(rr.Healthy)
-			layers := sortedKeys(rr.Healthy[hosts[0]])
+			seen := map[string]bool{}
+			for _, h := range hosts {
+				for l := range rr.Healthy[h] {
+					seen[l] = true
+				}
+			}
+			layers := sortedKeys(seen)
 			b.WriteString("| host | " + strings.Join(layers, " | ") + " |\n|---|" + strings.Repeat("---|", len(layers)) + "\n")
 			for _, h := range hosts {
 				row := []string{h}
 				for _, l := range layers {
-					row = append(row, string(rr.Healthy[h][l]))
+					st := string(rr.Healthy[h][l])
+					if st == "" {
+						st = "-"
+					}
+					row = append(row, st)
 				}
 				b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 			}
@@ -122,6 +141,22 @@ func (res *results) write(t *testing.T) {
 		t.Logf("results written to %s", path)
 	}
 }
+
+const etcdStageIntro = "Three Debian 12 machines (systemd-nspawn, each in a network namespace of its own on a lab bridge;\n" +
+	"see test/nodes/nodes.sh). kubespray runs from its release tree with the ansible its requirements.txt pins,\n" +
+	"offline: etcd is built from go.etcd.io/etcd and served from a local files_repo, with its checksum in the\n" +
+	"inventory. The stage is cluster.yml's plays up to and including \"Install etcd\" (boilerplate with\n" +
+	"validate_inventory, facts with bootstrap_os, preinstall, kubespray's download role for etcd alone, the etcd role\n" +
+	"with `etcd_deployment_type: host`). `enable_nodelocaldns: false`: this kernel has no dummy module.\n\n"
+
+const clusterIntro = "Three Debian 12 machines (systemd-nspawn, each in a network namespace of its own on a lab bridge, each in\n" +
+	"cgroup v1 directories of its own; see test/nodes/nodes.sh). kubespray runs from its release tree with the ansible\n" +
+	"its requirements.txt pins, offline: every binary is built from Go modules (test/e2e/artefacts.sh) and served from\n" +
+	"a local files_repo with its checksum in the inventory; every image is assembled without a container engine and\n" +
+	"served by a registry (distribution) inside the lab (test/e2e/images). One command runs kubespray's cluster.yml\n" +
+	"and layercheck's verify.yml; then `layercheck verify --cluster-from first-control-plane` runs on the same cluster.\n" +
+	"node1 is the control plane and etcd; node1-3 are nodes. Settings this machine forces, each with its reason, are\n" +
+	"in the inventory test/e2e/cluster_test.go writes (flannel, not calico; no nodelocaldns; kube-proxy iptables).\n\n"
 
 func cell(s string) string {
 	if s == "" {

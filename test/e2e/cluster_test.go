@@ -1,0 +1,535 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/layercheck/layercheck/internal/fleet"
+	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/node"
+)
+
+// The whole command an operator runs, offline on the node machines:
+//
+//	ansible-playbook -i <nodes> <kubespray>/cluster.yml <layercheck>/playbooks/verify.yml
+//
+// with every binary built from Go modules (test/e2e/artefacts.sh cluster)
+// and every image assembled without a container engine and served by a
+// registry inside the lab (test/e2e/images).
+
+const (
+	registryPort    = "5000"
+	timeoutCluster  = 100 * time.Minute
+	timeoutImages   = 20 * time.Minute
+	clusterRelease  = "v2.31.0"
+	clusterEtcd     = "3.6.10"
+	clusterResultMD = "CLUSTER-RESULTS.md"
+)
+
+// The layers that must be OK everywhere on the healthy cluster.
+var (
+	clusterNodeLayers    = []string{"addons", "certificates", "cni", "dns", "etcd", "install", "kubelet"}
+	clusterClusterLayers = []string{"addons", "cni", "kube_system", "nodes", "probe"}
+)
+
+// clusterRun is the cluster e2e's state: the release, the inventory,
+// and the healthy verdicts the breaks are judged against.
+type clusterRun struct {
+	*stage
+	work string
+}
+
+func TestKubesprayCluster(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the node machines need root (network namespaces, mounts, systemd-nspawn)")
+	}
+	if _, err := os.Stat(filepath.Join(repoRoot, "bin", "layercheck")); err != nil {
+		t.Fatal("bin/layercheck is not built: run make build (make e2e-cluster does)")
+	}
+	r := release{Name: clusterRelease, EtcdVersion: clusterEtcd, EtcdWhy: "the release's default (kube_version 1.35.4)"}
+	ksDir := filepath.Join(kubesprayDir, r.Name)
+	if _, err := os.Stat(filepath.Join(ksDir, "cluster.yml")); err != nil {
+		t.Fatalf("kubespray %s: %v (the e2e runs kubespray from ../shared/kubespray-full)", r.Name, err)
+	}
+	res := &results{path: filepath.Join(repoRoot, "test", "e2e", clusterResultMD), cluster: true}
+	t.Cleanup(func() { res.write(t) })
+	logDir := filepath.Join(cacheDir, "logs", "cluster-"+r.Name)
+	_ = os.RemoveAll(logDir)
+	s := &clusterRun{stage: &stage{r: r, ksDir: ksDir, logDir: logDir, results: res}, work: t.TempDir()}
+	rec := res.release(r)
+
+	rec.timed("ansible venv (requirements.txt)", func() { ensureVenv(t, r, ksDir, s.log("venv")) })
+
+	vars := map[string]any{}
+	rec.timed("artefacts: binaries from Go modules (artefacts.sh etcd, cluster)", func() {
+		script := filepath.Join(repoRoot, "test", "e2e", "artefacts.sh")
+		out := stdoutOf(t, timeoutArtefacts*3, s.log("artefacts"), script, "etcd", r.EtcdVersion)
+		f := strings.Fields(lastLine(out))
+		if len(f) != 2 || !strings.HasPrefix(f[1], "sha256:") {
+			t.Fatalf("artefacts.sh etcd printed %q, not a path and its sha256", lastLine(out))
+		}
+		vars["etcd_binary_checksum"] = f[1]
+		out = stdoutOf(t, timeoutArtefacts*3, s.log("artefacts"), script, "cluster")
+		if err := yaml.Unmarshal([]byte(out), &vars); err != nil {
+			t.Fatalf("artefacts.sh cluster printed no YAML: %v\n%s", err, out)
+		}
+	})
+	imagesBin := filepath.Join(cacheDir, "bin", "images")
+	rec.timed("images tool (test/e2e/images)", func() {
+		if out, err := run(t, timeoutImages, s.log("images"), filepath.Join(repoRoot, "test", "e2e", "images"), nil,
+			"go", "build", "-o", imagesBin, "."); err != nil {
+			t.Fatalf("building test/e2e/images: %v\n%s", err, out)
+		}
+	})
+
+	_, _ = run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "down")
+	t.Cleanup(func() {
+		if os.Getenv("LAYERCHECK_E2E_KEEP") != "" {
+			t.Logf("LAYERCHECK_E2E_KEEP: the nodes are left running (%s down stops them)", nodesScript())
+			return
+		}
+		if out, err := run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "down"); err != nil {
+			t.Errorf("nodes down: %v\n%s", err, out)
+		}
+	})
+	rec.timed("nodes up (3 systemd-nspawn machines)", func() {
+		if out, err := run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "up", "3"); err != nil {
+			t.Fatalf("nodes up: %v\n%s", err, out)
+		}
+	})
+	filesRepo := startFilesRepo(t, filepath.Join(cacheDir, "files"))
+	registry := startRegistry(t, imagesBin, filepath.Join(cacheDir, "registry"), s.log("registry"))
+	rec.timed("images pushed to the lab's registry", func() {
+		out, err := inLab(t, timeoutImages, s.log("images"), repoRoot, nil, imagesBin, "push",
+			"--registry", registry, "--build-dir", filepath.Join(cacheDir, "build"), "--rootfs", filepath.Join(nodesDir(), "rootfs"))
+		if err != nil {
+			t.Fatalf("images push: %v\n%s", err, tail(out, 40))
+		}
+	})
+
+	s.inv = writeClusterInventory(t, s.work, filesRepo, registry, vars)
+	facts := filepath.Join(s.work, "facts")
+	var out string
+	rec.timed("ansible-playbook cluster.yml playbooks/verify.yml (one command)", func() {
+		env := []string{
+			"ANSIBLE_CONFIG=" + filepath.Join(ksDir, "ansible.cfg"), "ANSIBLE_FORCE_COLOR=0", "ANSIBLE_NOCOLOR=1",
+			"ANSIBLE_CACHE_PLUGIN=jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION=" + facts,
+		}
+		var err error
+		out, err = inLab(t, timeoutCluster, s.log("kubespray"), ksDir, env, venvBin(r, "ansible-playbook"),
+			"-i", s.inv, filepath.Join(ksDir, "cluster.yml"), filepath.Join(repoRoot, "playbooks", "verify.yml"))
+		rc, ok := recap(out)
+		rec.Recap = rc
+		if err != nil || !ok {
+			t.Fatalf("cluster.yml + verify.yml failed (%v); log %s\n%s", err, s.log("kubespray"), tail(out, 80))
+		}
+	})
+	healthyYML, healthyCluster := readVerifyFacts(t, "healthy", facts, out)
+	var healthyCLI *fleet.Report
+	rec.timed("layercheck verify --cluster-from first-control-plane", func() { healthyCLI = s.verifyClusterCLI(t, "healthy") })
+	rec.Healthy = verdicts(healthyYML)
+	rec.Healthy["cluster"] = clusterVerdicts(healthyCluster)
+	for host, rep := range healthyYML {
+		for _, l := range clusterNodeLayers {
+			if lr := rep.Layers[l]; lr == nil || lr.Status != verify.StatusOK {
+				t.Errorf("healthy %s: layer %s is %s, want ok: %s", host, l, statusOf(lr), failing(lr))
+			}
+		}
+	}
+	for _, l := range clusterClusterLayers {
+		if lr := healthyCluster.Layers[l]; lr == nil || lr.Status != verify.StatusOK {
+			t.Errorf("healthy cluster: layer %s is %s, want ok: %s", l, statusOf(lr), failing(lr))
+		}
+	}
+	sameVerdicts(t, "healthy", healthyYML, healthyCLI)
+	sameClusterVerdicts(t, "healthy", healthyCluster, healthyCLI.Cluster)
+
+	for _, b := range clusterBreaks() {
+		found := &breakResult{Name: b.Name, Host: b.Host, Layer: b.Layer, Want: b.Status}
+		rec.Breaks = append(rec.Breaks, found)
+		ok := t.Run(strings.ReplaceAll(b.Name, " ", "_"), func(t *testing.T) {
+			start := time.Now()
+			b.Seed(t, s.stage)
+			yml, ycl := s.verifyClusterYML(t, b.Name)
+			cli := s.verifyClusterCLI(t, b.Name)
+			found.YML = judgeAny(t, "verify.yml", b, yml, ycl)
+			found.CLI = judgeAny(t, "layercheck verify", b, reportsOf(cli), cli.Cluster)
+			sameVerdicts(t, b.Name, yml, cli)
+			sameClusterVerdicts(t, b.Name, ycl, cli.Cluster)
+			if b.Restore != nil {
+				b.Restore(t, s.stage)
+			}
+			found.Duration = time.Since(start)
+		})
+		if !ok && b.Restore != nil {
+			t.Fatalf("break %q was not found as it should be; stopping the breaks", b.Name)
+		}
+	}
+}
+
+// stdoutOf runs a command and returns its standard output alone (its
+// standard error goes to the log).
+func stdoutOf(t *testing.T, timeout time.Duration, logFile, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = repoRoot
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	_ = os.MkdirAll(filepath.Dir(logFile), 0o755)
+	if f, err := os.OpenFile(logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		defer f.Close()
+		fmt.Fprintf(f, "$ %s %s\n", name, strings.Join(args, " "))
+		cmd.Stderr = f
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v (log %s)\n%s", name, strings.Join(args, " "), err, logFile, tail(stdout.String(), 20))
+	}
+	return stdout.String()
+}
+
+// startRegistry serves the image registry (distribution) at
+// labGateway:registryPort inside the lab until the test ends.
+func startRegistry(t *testing.T, bin, root, logFile string) string {
+	t.Helper()
+	addr := labGateway + ":" + registryPort
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lf, err := os.OpenFile(logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(nodesScript(), "exec", bin, "serve", "--addr", addr, "--root", root)
+	cmd.Stdout, cmd.Stderr = lf, lf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); lf.Close() })
+	for i := 0; i < 60; i++ {
+		if _, err := inLab(t, 5*time.Second, "", "", nil, "curl", "-sf", "-o", "/dev/null", "--max-time", "2", "http://"+addr+"/v2/"); err == nil {
+			return addr
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("the registry did not answer on %s within 30 s (log %s)", addr, logFile)
+	return ""
+}
+
+// writeClusterInventory writes the operator's inventory for the whole of
+// cluster.yml: node1 is the control plane and etcd, all three are nodes;
+// everything comes from the lab's files_repo and registry; the add-ons
+// operators enable first are on.
+func writeClusterInventory(t *testing.T, dir, filesRepo, registry string, built map[string]any) string {
+	t.Helper()
+	hostsIni, err := os.ReadFile(filepath.Join(nodesDir(), "run", "hosts.ini"))
+	if err != nil {
+		t.Fatalf("the node harness wrote no inventory: %v", err)
+	}
+	inv := string(hostsIni) + `
+[kube_control_plane]
+node1
+
+[etcd]
+node1
+
+[kube_node]
+node1
+node2
+node3
+
+[k8s_cluster:children]
+kube_control_plane
+kube_node
+`
+	path := filepath.Join(dir, "hosts.ini")
+	if err := os.WriteFile(path, []byte(inv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]any{
+		// Offline: kubespray's own offline variables
+		// (inventory/sample/group_vars/all/offline.yml).
+		"files_repo":              filesRepo,
+		"registry_host":           registry,
+		"kube_image_repo":         "{{ registry_host }}",
+		"gcr_image_repo":          "{{ registry_host }}",
+		"github_image_repo":       "{{ registry_host }}",
+		"docker_image_repo":       "{{ registry_host }}",
+		"quay_image_repo":         "{{ registry_host }}",
+		"kubeadm_download_url":    "{{ files_repo }}/dl.k8s.io/release/v{{ kube_version }}/bin/linux/{{ image_arch }}/kubeadm",
+		"kubectl_download_url":    "{{ files_repo }}/dl.k8s.io/release/v{{ kube_version }}/bin/linux/{{ image_arch }}/kubectl",
+		"kubelet_download_url":    "{{ files_repo }}/dl.k8s.io/release/v{{ kube_version }}/bin/linux/{{ image_arch }}/kubelet",
+		"cni_download_url":        "{{ files_repo }}/github.com/containernetworking/plugins/releases/download/v{{ cni_version }}/cni-plugins-linux-{{ image_arch }}-v{{ cni_version }}.tgz",
+		"crictl_download_url":     "{{ files_repo }}/github.com/kubernetes-sigs/cri-tools/releases/download/v{{ crictl_version }}/crictl-v{{ crictl_version }}-{{ ansible_system | lower }}-{{ image_arch }}.tar.gz",
+		"etcd_download_url":       "{{ files_repo }}/github.com/etcd-io/etcd/releases/download/v{{ etcd_version }}/etcd-v{{ etcd_version }}-linux-{{ image_arch }}.tar.gz",
+		"helm_download_url":       "{{ files_repo }}/get.helm.sh/helm-v{{ helm_version }}-linux-{{ image_arch }}.tar.gz",
+		"runc_download_url":       "{{ files_repo }}/github.com/opencontainers/runc/releases/download/v{{ runc_version }}/runc.{{ image_arch }}",
+		"containerd_download_url": "{{ files_repo }}/github.com/containerd/containerd/releases/download/v{{ containerd_version }}/containerd-{{ containerd_version }}-linux-{{ image_arch }}.tar.gz",
+		"nerdctl_download_url":    "{{ files_repo }}/github.com/containerd/nerdctl/releases/download/v{{ nerdctl_version }}/nerdctl-{{ nerdctl_version }}-{{ ansible_system | lower }}-{{ image_arch }}.tar.gz",
+		// The registry speaks plain HTTP, as many an offline mirror does.
+		"containerd_registries_mirrors": []any{map[string]any{
+			"prefix": registry,
+			"server": "http://" + registry,
+			"mirrors": []any{map[string]any{
+				"host": "http://" + registry, "capabilities": []string{"pull", "resolve"}, "skip_verify": true,
+			}},
+		}},
+		"etcd_deployment_type": "host",
+		"container_manager":    "containerd",
+		// calico's images cannot be built here (github.com/projectcalico/calico
+		// is not served by the module proxy): flannel, vxlan backend.
+		"kube_network_plugin": "flannel",
+		// No IPVS in this kernel.
+		"kube_proxy_mode": "iptables",
+		// nf_conntrack_max cannot be set from a network namespace: leave it.
+		"kube_proxy_conntrack_max_per_core": 0,
+		"kube_proxy_conntrack_min":          0,
+		// The lab gateway is the nodes' only resolver; no dummy module for
+		// nodelocaldns's interface.
+		"upstream_dns_servers": []string{labGateway},
+		"enable_nodelocaldns":  false,
+		// This machine: cgroups v1, and no CAP_SYS_RESOURCE (the pause
+		// container's negative oom_score_adj would kill runc).
+		"kubelet_fail_cgroup_v1":        false,
+		"containerd_extra_runtime_args": map[string]any{"restrict_oom_score_adj": true},
+		// The add-ons operators enable first.
+		"metrics_server_enabled":         true,
+		"local_path_provisioner_enabled": true,
+		"helm_enabled":                   true,
+		// layercheck's workload probe, from the lab's registry.
+		"layercheck_cluster_probe_image": registry + "/e2e-test-images/agnhost:2.53",
+	}
+	for k, v := range built {
+		vars[k] = v
+	}
+	gv := filepath.Join(dir, "group_vars", "all")
+	if err := os.MkdirAll(gv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := yaml.Marshal(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gv, "e2e.yml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// readVerifyFacts reads, from a jsonfile fact cache, each node's
+// layercheck_node and the first control plane's layercheck_cluster.
+func readVerifyFacts(t *testing.T, name, facts, out string) (map[string]*node.Report, *cluster.Report) {
+	t.Helper()
+	reps := map[string]*node.Report{}
+	var crep *cluster.Report
+	for _, h := range []string{"node1", "node2", "node3"} {
+		data, err := os.ReadFile(filepath.Join(facts, h))
+		if err != nil {
+			t.Fatalf("%s: verify.yml left no facts for %s: %v\n%s", name, h, err, tail(out, 40))
+		}
+		var f struct {
+			Node    *node.Report    `json:"layercheck_node"`
+			Cluster *cluster.Report `json:"layercheck_cluster"`
+		}
+		if err := json.Unmarshal(data, &f); err != nil || f.Node == nil {
+			t.Fatalf("%s: facts of %s: no layercheck_node (%v)", name, h, err)
+		}
+		reps[h] = f.Node
+		if h == "node1" {
+			crep = f.Cluster
+		}
+	}
+	if crep == nil {
+		t.Fatalf("%s: no layercheck_cluster fact on node1 (the first kube_control_plane host)\n%s", name, tail(out, 40))
+	}
+	return reps, crep
+}
+
+// verifyClusterYML runs playbooks/verify.yml alone, as between runs.
+func (s *clusterRun) verifyClusterYML(t *testing.T, name string) (map[string]*node.Report, *cluster.Report) {
+	t.Helper()
+	facts := t.TempDir()
+	env := []string{
+		"ANSIBLE_CONFIG=" + filepath.Join(s.ksDir, "ansible.cfg"), "ANSIBLE_NOCOLOR=1",
+		"ANSIBLE_CACHE_PLUGIN=jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION=" + facts,
+	}
+	out, _ := inLab(t, timeoutVerify, s.log("verify-yml"), s.ksDir, env, venvBin(s.r, "ansible-playbook"),
+		"-i", s.inv, filepath.Join(repoRoot, "playbooks", "verify.yml"))
+	return readVerifyFacts(t, name, facts, out)
+}
+
+// verifyClusterCLI runs `layercheck verify --cluster-from first-control-plane`.
+func (s *clusterRun) verifyClusterCLI(t *testing.T, name string) *fleet.Report {
+	t.Helper()
+	out, err := inLab(t, timeoutVerify, s.log("verify-cli"), repoRoot, nil, filepath.Join(repoRoot, "bin", "layercheck"),
+		"verify", "-i", s.inv, "--cluster-from", "first-control-plane", "--format", "json")
+	i := strings.Index(out, "{")
+	if i < 0 {
+		t.Fatalf("%s: layercheck verify (%v) printed no JSON report\n%s", name, err, tail(out, 40))
+	}
+	var rep fleet.Report
+	if jerr := json.Unmarshal([]byte(out[i:]), &rep); jerr != nil {
+		t.Fatalf("%s: layercheck verify (%v) printed no JSON report: %v\n%s", name, err, jerr, tail(out, 40))
+	}
+	for _, h := range rep.Hosts {
+		if h.Report == nil {
+			t.Fatalf("%s: layercheck verify: %s is %s: %s", name, h.Host, h.Status, h.Msg)
+		}
+	}
+	if rep.Cluster == nil {
+		t.Fatalf("%s: layercheck verify --cluster-from gave no cluster report (%s)", name, rep.ClusterSkipped)
+	}
+	return &rep
+}
+
+func reportsOf(rep *fleet.Report) map[string]*node.Report {
+	m := map[string]*node.Report{}
+	for _, h := range rep.Hosts {
+		m[h.Host] = h.Report
+	}
+	return m
+}
+
+func clusterVerdicts(rep *cluster.Report) map[string]verify.Status {
+	v := map[string]verify.Status{}
+	for l, lr := range rep.Layers {
+		v[l] = lr.Status
+	}
+	return v
+}
+
+// sameClusterVerdicts: both tools give every cluster layer the same status.
+func sameClusterVerdicts(t *testing.T, name string, yml, cli *cluster.Report) {
+	t.Helper()
+	if cli == nil {
+		t.Errorf("%s: layercheck verify gave no cluster report", name)
+		return
+	}
+	for l, lr := range cli.Layers {
+		if yl := yml.Layers[l]; yl == nil || yl.Status != lr.Status {
+			t.Errorf("%s: cluster layer %s: verify.yml says %s, layercheck verify %s", name, l, statusOf(yl), lr.Status)
+		}
+	}
+}
+
+// judgeAny judges a break whose Host is a node or "cluster".
+func judgeAny(t *testing.T, tool string, b brk, nodes map[string]*node.Report, c *cluster.Report) string {
+	t.Helper()
+	if b.Host != "cluster" {
+		return judge(t, tool, b, nodes[b.Host])
+	}
+	if c == nil {
+		t.Errorf("%s: %s: no cluster report", b.Name, tool)
+		return "no report"
+	}
+	return judge(t, tool, b, &node.Report{Layers: c.Layers})
+}
+
+// kubectl on node1 with kubespray's admin.conf.
+func kubectl(args string) string {
+	return "/usr/local/bin/kubectl --kubeconfig /etc/kubernetes/admin.conf " + args
+}
+
+// clusterBreaks are seeded one at a time on the healthy cluster; each is
+// mended before the next, except the last.
+func clusterBreaks() []brk {
+	return []brk{
+		{
+			Name: "control-plane taint left on node1, which is in kube_node",
+			Seed: func(t *testing.T, _ *stage) {
+				onNode(t, "node1", kubectl("taint node node1 node-role.kubernetes.io/control-plane=:NoSchedule --overwrite"))
+			},
+			Restore: func(t *testing.T, _ *stage) {
+				onNode(t, "node1", kubectl("taint node node1 node-role.kubernetes.io/control-plane:NoSchedule-"))
+			},
+			Host: "cluster", Layer: "nodes", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`^taints$`), Remedy: regexp.MustCompile(`kubectl taint`),
+		},
+		{
+			Name: "kubelet's resolvConf on node2 is a stub resolver",
+			Seed: func(t *testing.T, _ *stage) {
+				onNode(t, "node2", "echo 'nameserver 127.0.0.53' >/etc/layercheck-e2e-stub-resolv.conf && "+
+					"cp -p /etc/kubernetes/kubelet-config.yaml /etc/kubernetes/kubelet-config.yaml.e2e && "+
+					"sed -i 's|^resolvConf:.*|resolvConf: \"/etc/layercheck-e2e-stub-resolv.conf\"|' /etc/kubernetes/kubelet-config.yaml && systemctl restart kubelet")
+			},
+			Restore: func(t *testing.T, _ *stage) {
+				onNode(t, "node2", "mv /etc/kubernetes/kubelet-config.yaml.e2e /etc/kubernetes/kubelet-config.yaml && "+
+					"rm -f /etc/layercheck-e2e-stub-resolv.conf && systemctl restart kubelet")
+			},
+			Host: "node2", Layer: "dns", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`resolv_conf`), Remedy: regexp.MustCompile(`kube_resolv_conf`),
+		},
+		{
+			Name:    "flannel's backend changed against the inventory",
+			Seed:    func(t *testing.T, _ *stage) { flannelBackend(t, "host-gw") },
+			Restore: func(t *testing.T, _ *stage) { flannelBackend(t, "vxlan") },
+			Host:    "cluster", Layer: "cni", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`^flannel_backend$`), Remedy: regexp.MustCompile(`flannel_backend_type`),
+		},
+		{
+			Name: "metrics-server scaled to 0",
+			Seed: func(t *testing.T, _ *stage) {
+				onNode(t, "node1", kubectl("-n kube-system scale deployment metrics-server --replicas=0"))
+			},
+			Restore: func(t *testing.T, _ *stage) {
+				onNode(t, "node1", kubectl("-n kube-system scale deployment metrics-server --replicas=1")+" && "+
+					kubectl("-n kube-system rollout status deployment metrics-server --timeout=180s"))
+				waitMetrics(t)
+			},
+			Host: "cluster", Layer: "addons", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`metrics`), Remedy: regexp.MustCompile(`metrics`),
+		},
+		{
+			Name: "CoreDNS deleted",
+			Seed: func(t *testing.T, _ *stage) {
+				onNode(t, "node1", kubectl("-n kube-system delete deployment coredns --wait=true"))
+			},
+			Host: "cluster", Layer: "kube_system", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`coredns`), Remedy: regexp.MustCompile(`cluster.yml|coredns`),
+		},
+	}
+}
+
+// flannelBackend sets the Backend.Type of flannel's net-conf.json in the
+// kube-flannel-cfg ConfigMap, as an operator editing it by hand would.
+func flannelBackend(t *testing.T, typ string) {
+	t.Helper()
+	onNode(t, "node1", `python3 - <<'EOF'
+import json, subprocess
+k = ["/usr/local/bin/kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf", "-n", "kube-system"]
+cm = json.loads(subprocess.run(k + ["get", "cm", "kube-flannel-cfg", "-o", "json"], check=True, capture_output=True).stdout)
+nc = json.loads(cm["data"]["net-conf.json"])
+nc["Backend"]["Type"] = "`+typ+`"
+subprocess.run(k + ["patch", "cm", "kube-flannel-cfg", "--type", "merge", "-p",
+                    json.dumps({"data": {"net-conf.json": json.dumps(nc, indent=2)}})], check=True)
+EOF`)
+}
+
+// waitMetrics waits until the metrics API answers for every node again.
+func waitMetrics(t *testing.T) {
+	t.Helper()
+	var out string
+	for i := 0; i < 90; i++ {
+		out = onNode(t, "node1", kubectl("top nodes --no-headers 2>&1 || true"))
+		if strings.Count(out, "node") >= 3 && !strings.Contains(out, "error") {
+			return
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Fatalf("the metrics API did not answer for every node again:\n%s", out)
+}
