@@ -329,7 +329,7 @@ coredns() {
 }
 
 metrics_server() {
-  LDFLAGS="-X k8s.io/component-base/version.gitVersion=v${1#v}" \
+  LDFLAGS="-X k8s.io/client-go/pkg/version.gitVersion=v${1#v}" \
     image metrics-server "v${1#v}" metrics-server "sigs.k8s.io/metrics-server@v${1#v}" sigs.k8s.io/metrics-server/cmd/metrics-server --version
 }
 
@@ -417,15 +417,11 @@ cluster() {
   cat <<YAML
 # kubespray v2.31.0 inventory variables for the artefacts under $FILES
 # (files_repo) and $DIR/build (images); made by test/e2e/artefacts.sh cluster.
-kube_version: "$KUBERNETES_VERSION"
-etcd_version: "$ETCD_VERSION"
-containerd_version: "$CONTAINERD_VERSION"
-runc_version: "$RUNC_VERSION"
-cni_version: "$CNI_VERSION"
+# The release's defaults for the rest: kube_version $KUBERNETES_VERSION, etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION,
+# runc $RUNC_VERSION, cni $CNI_VERSION, nerdctl $NERDCTL_VERSION, helm $HELM_VERSION, pause $PAUSE_VERSION, coredns $COREDNS_VERSION,
+# flannel $FLANNEL_VERSION, flannel-cni $FLANNEL_CNI_PLUGIN_VERSION (built from github.com/containernetworking/plugins v1.0.1).
 # Not the release's default (1.35.0): sigs.k8s.io/cri-tools v1.35.0 is not on the Go module proxy.
 crictl_version: "$CRICTL_VERSION"
-nerdctl_version: "$NERDCTL_VERSION"
-helm_version: "$HELM_VERSION"
 # Not the release's default (0.8.1): sigs.k8s.io/metrics-server v0.8.1 is not on the Go module proxy.
 metrics_server_version: "$METRICS_SERVER_VERSION"
 # Not the release's default (0.0.32): only v0.0.30 of github.com/rancher/local-path-provisioner is on the Go module proxy.
