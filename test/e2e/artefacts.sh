@@ -149,6 +149,16 @@ archive() { # tgz build names...
 
 moddir() { $GO mod download -json "$1" | jq -r .Dir; }
 
+# A writable copy of a module's source (module@version), for a build that
+# must leave out a file or an import of a module no proxy serves; the
+# caller removes it.
+modcopy() {
+  local copy
+  copy=$(mktemp -d)
+  cp -r "$(moddir "$1")/." "$copy" && chmod -R u+w "$copy"
+  echo "$copy"
+}
+
 # kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy and
 # agnhost for the images; kubeadm, kubelet and kubectl also as dl.k8s.io
 # lays them out.
@@ -279,18 +289,16 @@ nerdctl_build() { # stage
   # in nerdctl's module zip, nor on the proxy. Only the test helpers of
   # cmd/nerdctl/helpers/testing_linux.go import it: nerdctl is built from a
   # copy of its module without that file, tigron being an empty module.
-  local src copy
-  src=$(moddir "$m@v$v")
-  copy=$(mktemp -d)
-  cp -r "$src/." "$copy" && chmod -R u+w "$copy"
+  local copy
+  copy=$(modcopy "$m@v$v")
   rm "$copy/cmd/nerdctl/helpers/testing_linux.go"
   mkdir -p "$copy/mod/tigron"
   printf 'module github.com/containerd/nerdctl/mod/tigron\n' >"$copy/mod/tigron/go.mod"
   EDITS="-replace=$m=$copy -replace=github.com/containerd/nerdctl/mod/tigron=$copy/mod/tigron" \
     LDFLAGS="-X $m/pkg/version.Version=v$v" build_mains "$1" "$m@v$v" -- "$m/cmd/nerdctl=nerdctl"
-  rm -rf "$copy"
   check_version "$1/nerdctl" "$v" --version
-  install -m 0755 "$src"/extras/rootless/containerd-rootless{,-setuptool}.sh "$1/"
+  install -m 0755 "$copy"/extras/rootless/containerd-rootless{,-setuptool}.sh "$1/"
+  rm -rf "$copy"
 }
 
 helm() {
@@ -338,19 +346,28 @@ local_path_provisioner() {
     image local-path-provisioner "v${1#v}" local-path-provisioner "github.com/rancher/local-path-provisioner@v${1#v}" github.com/rancher/local-path-provisioner --version
 }
 
-# flanneld without cgo: flannel's UDP backend (cgo) is left out; kubespray
-# configures the vxlan backend.
+# flanneld as flannel's Makefile builds it on amd64: with cgo (its UDP
+# backend is C), linked statically. The Tencent Cloud VPC backend is left out:
+# github.com/tencentcloud/tencentcloud-sdk-go is not on the module proxy, so
+# flanneld is built from a copy of flannel whose main.go does not import it.
 flannel() {
-  LDFLAGS="-X github.com/flannel-io/flannel/pkg/version.Version=v${1#v}" \
-    image flannel "v${1#v}" flanneld "github.com/flannel-io/flannel@v${1#v}" github.com/flannel-io/flannel --version
+  local v=v${1#v} m=github.com/flannel-io/flannel
+  local backend=$m/pkg/backend/tencentvpc copy
+  copy=$(modcopy "$m@$v")
+  grep -q "\"$backend\"" "$copy/main.go" || { echo "artefacts: flannel $v's main.go does not import $backend" >&2; exit 1; }
+  sed -i "\\|\"$backend\"|d" "$copy/main.go"
+  CGO_ENABLED=1 TAGS="netgo osusergo" EDITS="-replace=$m=$copy" LDFLAGS="-X $m/pkg/version.Version=$v -extldflags -static" \
+    image flannel "$v" flanneld "$m@$v" "$m" --version
+  rm -rf "$copy"
 }
 
 # The flannel CNI plugin. Its own module (github.com/flannel-io/cni-plugin)
 # is not on the Go module proxy; the same plugin lived in
-# github.com/containernetworking/plugins as plugins/meta/flannel up to
-# v1.0.1, so that is what is built, into the image's version directory.
+# github.com/containernetworking/plugins as plugins/meta/flannel until
+# v0.9.1 (v1.0.0 dropped it), so that is what is built, into the image's
+# version directory.
 flannel_cni_plugin() {
-  local v=v${1#v} m=github.com/containernetworking/plugins from=v1.0.1
+  local v=v${1#v} m=github.com/containernetworking/plugins from=v0.9.1
   local out=$DIR/build/flannel-cni-plugin/$v
   if [[ ! -x $out/flannel ]]; then
     echo "artefacts: building the flannel CNI plugin for $v from $m@$from plugins/meta/flannel (github.com/flannel-io/cni-plugin is not on the module proxy)" >&2
@@ -419,7 +436,7 @@ cluster() {
 # (files_repo) and $DIR/build (images); made by test/e2e/artefacts.sh cluster.
 # The release's defaults for the rest: kube_version $KUBERNETES_VERSION, etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION,
 # runc $RUNC_VERSION, cni $CNI_VERSION, nerdctl $NERDCTL_VERSION, helm $HELM_VERSION, pause $PAUSE_VERSION, coredns $COREDNS_VERSION,
-# flannel $FLANNEL_VERSION, flannel-cni $FLANNEL_CNI_PLUGIN_VERSION (built from github.com/containernetworking/plugins v1.0.1).
+# flannel $FLANNEL_VERSION, flannel-cni $FLANNEL_CNI_PLUGIN_VERSION (built from github.com/containernetworking/plugins v0.9.1).
 # Not the release's default (1.35.0): sigs.k8s.io/cri-tools v1.35.0 is not on the Go module proxy.
 crictl_version: "$CRICTL_VERSION"
 # Not the release's default (0.8.1): sigs.k8s.io/metrics-server v0.8.1 is not on the Go module proxy.
