@@ -84,18 +84,6 @@ build_mains() { # outdir module@version... -- pkg=name|pkg...
   rm -rf "$tmp"
 }
 
-etcd() {
-  local v=${1#v}
-  local name=etcd-v$v-linux-$ARCH
-  archive "$FILES/github.com/etcd-io/etcd/releases/download/v$v/$name.tar.gz" etcd_build "$name"
-}
-etcd_build() { # stage
-  echo "artefacts: building etcd $v from go.etcd.io/etcd (a few minutes)" >&2
-  build_mains "$1/$name" "go.etcd.io/etcd/server/v3@v$v" "go.etcd.io/etcd/etcdctl/v3@v$v" "go.etcd.io/etcd/etcdutl/v3@v$v" -- \
-    go.etcd.io/etcd/server/v3=etcd go.etcd.io/etcd/etcdctl/v3=etcdctl go.etcd.io/etcd/etcdutl/v3=etcdutl
-  check_version "$1/$name/etcd" "etcd Version: $v" --version
-}
-
 # Prints "path sha256:hex" for each file.
 sums() {
   local f
@@ -159,6 +147,19 @@ modcopy() {
   echo "$copy"
 }
 
+# etcd's release tarball: etcd-vV-linux-ARCH/{etcd,etcdctl,etcdutl}.
+etcd() {
+  local v=${1#v}
+  local name=etcd-v$v-linux-$ARCH
+  archive "$FILES/github.com/etcd-io/etcd/releases/download/v$v/$name.tar.gz" etcd_build "$name"
+}
+etcd_build() { # stage
+  echo "artefacts: building etcd $v from go.etcd.io/etcd (a few minutes)" >&2
+  build_mains "$1/$name" "go.etcd.io/etcd/server/v3@v$v" "go.etcd.io/etcd/etcdctl/v3@v$v" "go.etcd.io/etcd/etcdutl/v3@v$v" -- \
+    go.etcd.io/etcd/server/v3=etcd go.etcd.io/etcd/etcdctl/v3=etcdctl go.etcd.io/etcd/etcdutl/v3=etcdutl
+  check_version "$1/$name/etcd" "etcd Version: $v" --version
+}
+
 # kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy and
 # agnhost for the images; kubeadm, kubelet and kubectl also as dl.k8s.io
 # lays them out.
@@ -180,13 +181,13 @@ kubernetes() {
     for b in "${cmds[@]}"; do
       local ask=(--version)
       case $b in kubeadm) ask=(version -o short) ;; kubectl) ask=(version --client) ;; esac
-      "$stage/$b" "${ask[@]}" 2>&1 | grep -qw -- "$v" || { echo "artefacts: built $b is not $v: $("$stage/$b" "${ask[@]}" 2>&1)" >&2; exit 1; }
+      check_version "$stage/$b" "$v" "${ask[@]}"
     done
     keep "$stage" "$out"
   fi
   mkdir -p "$dl"
   for b in kubeadm kubelet kubectl; do
-    [[ -s $dl/$b ]] || ln -f "$out/$b" "$dl/$b" 2>/dev/null || cp "$out/$b" "$dl/$b"
+    ln -f "$out/$b" "$dl/$b" 2>/dev/null || cp -f "$out/$b" "$dl/$b"
   done
   sums "$dl/kubeadm" "$dl/kubelet" "$dl/kubectl"
   sums "${bins[@]/#/$out/}" | grep -v -e /kubeadm -e /kubelet -e /kubectl
