@@ -112,11 +112,12 @@ keep() { # stage dest
 }
 
 # Tars stage/NAMES... into the files_repo file tgz, owned by root as
-# upstream's release archives are.
+# upstream's release archives are. Sorted, dated 1970 and gzipped without
+# a timestamp: the same binaries give the same checksum.
 pack() { # tgz stage names...
   local tgz=$1 stage=$2; shift 2
   mkdir -p "$(dirname "$tgz")"
-  tar -C "$stage" --owner=0 --group=0 -czf "$tgz.tmp" "$@"
+  tar -C "$stage" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "$@" | gzip -n >"$tgz.tmp"
   mv "$tgz.tmp" "$tgz"
 }
 
@@ -128,6 +129,7 @@ archive() { # tgz build names...
   if [[ ! -s $tgz ]]; then
     local stage
     stage=$(mktemp -d)
+    chmod 0755 "$stage" # the CNI tarball's ./ is unpacked onto /opt/cni/bin
     "$build" "$stage"
     pack "$tgz" "$stage" "$@"
     rm -rf "$stage"
