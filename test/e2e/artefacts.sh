@@ -13,7 +13,7 @@
 #                                    kube-proxy, agnhost in build/kubernetes/vV/
 #   artefacts.sh containerd VERSION  containerd-V-linux-amd64.tar.gz (bin/containerd, bin/ctr,
 #                                    bin/containerd-shim-runc-v2)
-#   artefacts.sh runc VERSION        runc.amd64 (static, cgo, with libseccomp: needs libseccomp-dev)
+#   artefacts.sh runc VERSION        runc.amd64 (static, cgo, with libseccomp)
 #   artefacts.sh cni VERSION         cni-plugins-linux-amd64-vV.tgz (./bridge ./host-local ...)
 #   artefacts.sh crictl VERSION      crictl-vV-linux-amd64.tar.gz
 #   artefacts.sh nerdctl VERSION     nerdctl-V-linux-amd64.tar.gz
@@ -29,6 +29,7 @@
 #                           v2.31.0's), then prints the inventory variables that make
 #                           kubespray take them offline (*_version, *_checksum) as YAML
 #
+# Installs jq, gcc, pkg-config and libseccomp-dev with apt-get when missing.
 # Each prints "path sha256:hex" per file (what the inventory's checksum
 # variables are set to); log lines go to stderr.
 set -euo pipefail
@@ -36,6 +37,21 @@ DIR=${LAYERCHECK_E2E_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/layercheck/e2e}
 FILES=$DIR/files
 ARCH=${ARCH:-amd64}
 GO=${GO:-go}
+
+# Installs the Debian packages the builds need when they are missing (as
+# test/nodes/nodes.sh does): jq, gcc (pause, runc, flanneld), and libseccomp's
+# static library for runc.
+need() {
+  local missing=()
+  command -v jq >/dev/null || missing+=(jq)
+  command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+  command -v pkg-config >/dev/null || missing+=(pkg-config)
+  [[ -e /usr/lib/$(uname -m)-linux-gnu/libseccomp.a ]] || missing+=(libseccomp-dev)
+  if ((${#missing[@]})); then
+    echo "artefacts: installing ${missing[*]}" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
 
 # A throwaway module that requires the given modules: building a main
 # package of a dependency ignores that dependency's own replace directives,
@@ -235,7 +251,7 @@ runc() {
   local bin=$FILES/github.com/opencontainers/runc/releases/download/v$v/runc.$ARCH
   if [[ ! -s $bin ]]; then
     [[ -e $(pkg-config --variable=libdir libseccomp 2>/dev/null)/libseccomp.a ]] ||
-      { echo "artefacts: runc needs libseccomp's static library (apt-get install libseccomp-dev pkg-config)" >&2; exit 1; }
+      { echo "artefacts: runc needs libseccomp's static library (Debian: libseccomp-dev)" >&2; exit 1; }
     echo "artefacts: building runc $v from $m (cgo, static, seccomp)" >&2
     local stage
     stage=$(mktemp -d)
@@ -460,9 +476,8 @@ YAML
 }
 
 case ${1:-} in
-  etcd) shift; etcd "$@" ;;
-  kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel) "$@" ;;
-  metrics-server | local-path-provisioner | flannel-cni-plugin) f=${1//-/_}; shift; "$f" "$@" ;;
-  cluster) cluster ;;
+  etcd | kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel) need; "$@" ;;
+  metrics-server | local-path-provisioner | flannel-cni-plugin) need; f=${1//-/_}; shift; "$f" "$@" ;;
+  cluster) need; cluster ;;
   *) sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 2 ;;
 esac
