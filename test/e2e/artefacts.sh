@@ -188,7 +188,7 @@ kubernetes() {
   local cmds=(kubeadm kubelet kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy)
   local bins=("${cmds[@]}" agnhost)
   if [[ ! -x $out/agnhost ]]; then
-    echo "artefacts: building kubernetes $v from k8s.io/kubernetes (cold: 20+ minutes on 2 cores)" >&2
+    echo "artefacts: building kubernetes $v from k8s.io/kubernetes (minutes; more with a cold Go build cache)" >&2
     local major=${v#v} minor
     minor=${major#*.}; minor=${minor%%.*}; major=${major%%.*}
     local cb=k8s.io/component-base/version cg=k8s.io/client-go/pkg/version

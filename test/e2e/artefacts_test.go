@@ -21,8 +21,9 @@ import (
 )
 
 // timeoutCluster bounds `artefacts.sh cluster`: kubernetes, containerd,
-// helm and the add-ons from Go modules take about half an hour on 2 cores
-// the first time, seconds once cached.
+// helm and the add-ons from Go modules take many minutes on 2 cores the
+// first time (kubernetes alone about 5 with a warm Go build cache),
+// seconds once cached.
 const timeoutCluster = 60 * time.Minute
 
 // The checksum variables kubespray v2.31.0's download role reads for the
