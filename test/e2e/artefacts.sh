@@ -2,62 +2,482 @@
 # Builds, from Go modules, what kubespray downloads, at the versions a
 # release pins, into a files_repo tree laid out as kubespray's offline
 # variables expect ({{ files_repo }}/github.com/etcd-io/etcd/releases/...),
+# and the binaries its images run into build/<component>/<version>/, all
 # cached under $LAYERCHECK_E2E_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/layercheck/e2e).
 # An artefact already built is kept.
 #
-#   artefacts.sh etcd VERSION    etcd, etcdctl and etcdutl as etcd's release tarball
+# files_repo (as upstream's release files):
+#   artefacts.sh etcd VERSION        etcd-vV-linux-amd64.tar.gz (etcd, etcdctl, etcdutl)
+#   artefacts.sh kubernetes VERSION  dl.k8s.io/release/vV/bin/linux/amd64/{kubeadm,kubelet,kubectl},
+#                                    and kube-apiserver, kube-controller-manager, kube-scheduler,
+#                                    kube-proxy, agnhost in build/kubernetes/vV/
+#   artefacts.sh containerd VERSION  containerd-V-linux-amd64.tar.gz (bin/containerd, bin/ctr,
+#                                    bin/containerd-shim-runc-v2)
+#   artefacts.sh runc VERSION        runc.amd64 (static, cgo, with libseccomp)
+#   artefacts.sh cni VERSION         cni-plugins-linux-amd64-vV.tgz (./bridge ./host-local ...)
+#   artefacts.sh crictl VERSION      crictl-vV-linux-amd64.tar.gz
+#   artefacts.sh nerdctl VERSION     nerdctl-V-linux-amd64.tar.gz
+#   artefacts.sh helm VERSION        get.helm.sh/helm-vV-linux-amd64.tar.gz (linux-amd64/helm)
+# images' binaries (static), in build/<component>/:
+#   artefacts.sh pause VERSION                    pause/V/pause (k8s.io/kubernetes's pause.c)
+#   artefacts.sh coredns VERSION                  coredns/vV/coredns
+#   artefacts.sh metrics-server VERSION           metrics-server/vV/metrics-server
+#   artefacts.sh local-path-provisioner VERSION   local-path-provisioner/vV/local-path-provisioner
+#   artefacts.sh flannel VERSION                  flannel/vV/flanneld
+#   artefacts.sh flannel-cni-plugin VERSION       flannel-cni-plugin/vV/flannel
+#   artefacts.sh cluster    all of the above at the versions set below (kubespray
+#                           v2.31.0's), then prints the inventory variables that make
+#                           kubespray take them offline (*_version, *_checksum) as YAML
 #
-# Prints the tarball's path and its sha256 (what the inventory's
-# etcd_binary_checksum is set to).
+# Installs jq, gcc, pkg-config and libseccomp-dev with apt-get when missing.
+# Each prints "path sha256:hex" per file (what the inventory's checksum
+# variables are set to); log lines go to stderr.
 set -euo pipefail
 DIR=${LAYERCHECK_E2E_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/layercheck/e2e}
 FILES=$DIR/files
 ARCH=${ARCH:-amd64}
 GO=${GO:-go}
 
+# Installs the Debian packages the builds need when they are missing (as
+# test/nodes/nodes.sh does): jq, gcc (pause, runc, flanneld), and libseccomp's
+# static library for runc.
+need() {
+  local missing=()
+  command -v jq >/dev/null || missing+=(jq)
+  command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+  command -v pkg-config >/dev/null || missing+=(pkg-config)
+  [[ -e /usr/lib/$(uname -m)-linux-gnu/libseccomp.a ]] || missing+=(libseccomp-dev)
+  if ((${#missing[@]})); then
+    echo "artefacts: installing ${missing[*]}" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
 # A throwaway module that requires the given modules: building a main
 # package of a dependency ignores that dependency's own replace directives,
-# which `go install pkg@version` refuses.
-build_mains() { # outdir module@version... -- pkg=name...
+# which `go install pkg@version` refuses. So the first module's replace
+# directives that point at another module version are copied into the
+# throwaway module; those that point into its own tree (k8s.io/kubernetes's
+# ./staging/src/k8s.io/X) become k8s.io/X at $STAGING_VERSION.
+# pkg=name builds pkg as name; plain pkgs are built in one go build into
+# outdir (named after their last path element), which shares the work of
+# common dependencies. Per call: CGO_ENABLED (default 0), TAGS, LDFLAGS
+# (appended to -s -w), EDITS (more go mod edit flags).
+build_mains() { # outdir module@version... -- pkg=name|pkg...
   local out=$1; shift
-  local mods=() pkgs=()
+  local mods=() one=() batch=()
   while [[ $1 != -- ]]; do mods+=("$1"); shift; done
   shift
-  pkgs=("$@")
+  for p in "$@"; do
+    if [[ $p == *=* ]]; then one+=("$p"); else batch+=("$p"); fi
+  done
   local tmp
   tmp=$(mktemp -d)
   (
     cd "$tmp"
     $GO mod init layercheck.invalid/artefacts >/dev/null 2>&1
+    local gomod reps=()
+    gomod=$($GO mod download -json "${mods[0]}" | jq -r .GoMod)
+    mapfile -t reps < <($GO mod edit -json "$gomod" | jq -r --arg sv "${STAGING_VERSION:-}" '
+      .Replace[]? | (.Old.Path + (if .Old.Version then "@" + .Old.Version else "" end)) as $old
+      | if .New.Version then "-replace=\($old)=\(.New.Path)@\(.New.Version)"
+        elif $sv != "" and (.New.Path | startswith("./staging/src/")) then "-replace=\($old)=\(.Old.Path)@\($sv)"
+        else empty end')
+    ((${#reps[@]} == 0)) || $GO mod edit "${reps[@]}"
+    # shellcheck disable=SC2086 # EDITS is a list of flags
+    [[ -z ${EDITS:-} ]] || $GO mod edit $EDITS
     $GO get "${mods[@]}" >/dev/null 2>&1 || $GO get "${mods[@]}"
-    for p in "${pkgs[@]}"; do
-      CGO_ENABLED=0 GOOS=linux GOARCH=$ARCH $GO build -trimpath -ldflags='-s -w' -o "$out/${p#*=}" "${p%%=*}"
+    # -mod=mod: go build records the go.sum lines of the packages it
+    # imports, from the module versions go get chose.
+    local flags=(-mod=mod -trimpath -ldflags="-s -w ${LDFLAGS:-}")
+    [[ -z ${TAGS:-} ]] || flags+=(-tags "$TAGS")
+    export CGO_ENABLED=${CGO_ENABLED:-0} GOOS=linux GOARCH=$ARCH
+    for p in "${one[@]}"; do
+      $GO build "${flags[@]}" -o "$out/${p#*=}" "${p%%=*}"
     done
+    ((${#batch[@]} == 0)) || $GO build "${flags[@]}" -o "$out/" "${batch[@]}"
   )
   rm -rf "$tmp"
 }
 
+# Prints "path sha256:hex" for each file.
+sums() {
+  local f
+  for f in "$@"; do echo "$f sha256:$(sha256sum "$f" | cut -d' ' -f1)"; done
+}
+
+# Builds into a fresh stage directory and moves it to dest only once every
+# binary is there and answers for its version: an interrupted build is
+# never taken for a cached one.
+stage_to() { # dest
+  rm -rf "$1.tmp" && mkdir -p "$1.tmp"
+  echo "$1.tmp"
+}
+
+# Fails unless BINARY ARGS... prints VERSION.
+check_version() { # binary version args...
+  local bin=$1 v=$2; shift 2
+  local said
+  said=$("$bin" "$@" 2>&1 || true)
+  grep -qF -- "$v" <<<"$said" || { echo "artefacts: built $(basename "$bin") is not $v: $said" >&2; exit 1; }
+}
+
+# Moves a checked stage directory to its cached place.
+keep() { # stage dest
+  rm -rf "$2" && mkdir -p "$(dirname "$2")" && mv "$1" "$2"
+}
+
+# Tars stage/NAMES... into the files_repo file tgz, owned by root as
+# upstream's release archives are. Sorted, dated 1970 and gzipped without
+# a timestamp: the same binaries give the same checksum.
+pack() { # tgz stage names...
+  local tgz=$1 stage=$2; shift 2
+  mkdir -p "$(dirname "$tgz")"
+  tar -C "$stage" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "$@" | gzip -n >"$tgz.tmp"
+  mv "$tgz.tmp" "$tgz"
+}
+
+# Builds a files_repo archive once: BUILD (a function, called with a
+# fresh stage directory; it sees its caller's locals, such as v) fills the
+# stage, then NAMES... of it are tarred into TGZ.
+archive() { # tgz build names...
+  local tgz=$1 build=$2; shift 2
+  if [[ ! -s $tgz ]]; then
+    local stage
+    stage=$(mktemp -d)
+    chmod 0755 "$stage" # the CNI tarball's ./ is unpacked onto /opt/cni/bin
+    "$build" "$stage"
+    pack "$tgz" "$stage" "$@"
+    rm -rf "$stage"
+  fi
+  sums "$tgz"
+}
+
+moddir() { $GO mod download -json "$1" | jq -r .Dir; }
+
+# A writable copy of a module's source (module@version), for a build that
+# must leave out a file or an import of a module no proxy serves; the
+# caller removes it.
+modcopy() {
+  local copy
+  copy=$(mktemp -d)
+  cp -r "$(moddir "$1")/." "$copy" && chmod -R u+w "$copy"
+  echo "$copy"
+}
+
+# etcd's release tarball: etcd-vV-linux-ARCH/{etcd,etcdctl,etcdutl}.
 etcd() {
   local v=${1#v}
   local name=etcd-v$v-linux-$ARCH
-  local dest=$FILES/github.com/etcd-io/etcd/releases/download/v$v
-  local tgz=$dest/$name.tar.gz
-  if [[ ! -s $tgz ]]; then
-    echo "artefacts: building etcd $v from go.etcd.io/etcd (a few minutes)" >&2
+  archive "$FILES/github.com/etcd-io/etcd/releases/download/v$v/$name.tar.gz" etcd_build "$name"
+}
+etcd_build() { # stage
+  echo "artefacts: building etcd $v from go.etcd.io/etcd (a few minutes)" >&2
+  build_mains "$1/$name" "go.etcd.io/etcd/server/v3@v$v" "go.etcd.io/etcd/etcdctl/v3@v$v" "go.etcd.io/etcd/etcdutl/v3@v$v" -- \
+    go.etcd.io/etcd/server/v3=etcd go.etcd.io/etcd/etcdctl/v3=etcdctl go.etcd.io/etcd/etcdutl/v3=etcdutl
+  check_version "$1/$name/etcd" "etcd Version: $v" --version
+}
+
+# kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy and
+# agnhost for the images; kubeadm, kubelet and kubectl also as dl.k8s.io
+# lays them out.
+kubernetes() {
+  local v=v${1#v}
+  local out=$DIR/build/kubernetes/$v
+  local dl=$FILES/dl.k8s.io/release/$v/bin/linux/$ARCH
+  local cmds=(kubeadm kubelet kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy)
+  local bins=("${cmds[@]}" agnhost)
+  if [[ ! -x $out/agnhost ]]; then
+    echo "artefacts: building kubernetes $v from k8s.io/kubernetes (minutes; more with a cold Go build cache)" >&2
+    local major=${v#v} minor
+    minor=${major#*.}; minor=${minor%%.*}; major=${major%%.*}
+    local cb=k8s.io/component-base/version cg=k8s.io/client-go/pkg/version
+    local stage b
+    stage=$(stage_to "$out")
+    STAGING_VERSION=v0.${v#v*.} LDFLAGS="-X $cb.gitVersion=$v -X $cb.gitMajor=$major -X $cb.gitMinor=$minor -X $cb.gitTreeState=clean -X $cg.gitVersion=$v -X $cg.gitMajor=$major -X $cg.gitMinor=$minor -X $cg.gitTreeState=clean" \
+      build_mains "$stage" "k8s.io/kubernetes@$v" -- "${cmds[@]/#/k8s.io/kubernetes/cmd/}" k8s.io/kubernetes/test/images/agnhost
+    for b in "${cmds[@]}"; do
+      local ask=(--version)
+      case $b in kubeadm) ask=(version -o short) ;; kubectl) ask=(version --client) ;; esac
+      check_version "$stage/$b" "$v" "${ask[@]}"
+    done
+    keep "$stage" "$out"
+  fi
+  mkdir -p "$dl"
+  for b in kubeadm kubelet kubectl; do
+    ln -f "$out/$b" "$dl/$b" 2>/dev/null || cp -f "$out/$b" "$dl/$b"
+  done
+  sums "$dl/kubeadm" "$dl/kubelet" "$dl/kubectl"
+  sums "${bins[@]/#/$out/}" | grep -v -e /kubeadm -e /kubelet -e /kubectl
+}
+
+# One statically linked binary for an image: $DIR/build/COMPONENT/VERSION/BINARY.
+image() { # component version binary module@version pkg version-args...
+  local comp=$1 v=$2 bin=$3 mod=$4 pkg=$5; shift 5
+  local out=$DIR/build/$comp/$v
+  if [[ ! -x $out/$bin ]]; then
+    echo "artefacts: building $comp $v from $mod" >&2
+    local stage
+    stage=$(stage_to "$out")
+    build_mains "$stage" "$mod" -- "$pkg=$bin"
+    check_version "$stage/$bin" "${v#v}" "$@"
+    keep "$stage" "$out"
+  fi
+  sums "$out/$bin"
+}
+
+# containerd's release tarball: bin/containerd, bin/containerd-shim-runc-v2,
+# bin/ctr (kubespray unpacks it with --strip-components=1). btrfs needs cgo,
+# so it is left out, as in containerd's static release.
+containerd() {
+  local v=${1#v} m=github.com/containerd/containerd/v2
+  archive "$FILES/github.com/containerd/containerd/releases/download/v$v/containerd-$v-linux-$ARCH.tar.gz" containerd_build bin
+}
+containerd_build() { # stage
+  local stage=$1
+  echo "artefacts: building containerd $v from $m" >&2
+  TAGS="no_btrfs urfave_cli_no_docs" LDFLAGS="-X $m/version.Version=v$v -X $m/version.Package=github.com/containerd/containerd/v2" \
+    build_mains "$stage/bin" "$m@v$v" -- "$m/cmd/containerd" "$m/cmd/containerd-shim-runc-v2" "$m/cmd/ctr"
+  check_version "$stage/bin/containerd" "v$v" --version
+  check_version "$stage/bin/ctr" "v$v" --version
+}
+
+# runc.ARCH, as runc's `make static`: cgo (nsenter) with libseccomp linked
+# in statically (Debian: libseccomp-dev), because kubespray's CoreDNS and
+# metrics-server pods ask for the RuntimeDefault seccomp profile, which a
+# runc without seccomp refuses.
+runc() {
+  local v=${1#v} m=github.com/opencontainers/runc
+  local bin=$FILES/github.com/opencontainers/runc/releases/download/v$v/runc.$ARCH
+  if [[ ! -s $bin ]]; then
+    [[ -e $(pkg-config --variable=libdir libseccomp 2>/dev/null)/libseccomp.a ]] ||
+      { echo "artefacts: runc needs libseccomp's static library (Debian: libseccomp-dev)" >&2; exit 1; }
+    echo "artefacts: building runc $v from $m (cgo, static, seccomp)" >&2
     local stage
     stage=$(mktemp -d)
-    mkdir -p "$stage/$name" "$dest"
-    build_mains "$stage/$name" go.etcd.io/etcd/server/v3@v$v go.etcd.io/etcd/etcdctl/v3@v$v go.etcd.io/etcd/etcdutl/v3@v$v -- \
-      go.etcd.io/etcd/server/v3=etcd go.etcd.io/etcd/etcdctl/v3=etcdctl go.etcd.io/etcd/etcdutl/v3=etcdutl
-    "$stage/$name/etcd" --version | grep -q "etcd Version: $v" || { echo "artefacts: built etcd is not $v" >&2; exit 1; }
-    tar -C "$stage" --owner=0 --group=0 -czf "$tgz.tmp" "$name"
-    mv "$tgz.tmp" "$tgz"
+    CGO_ENABLED=1 TAGS="seccomp urfave_cli_no_docs netgo osusergo" LDFLAGS="-extldflags -static" \
+      build_mains "$stage" "$m@v$v" -- "$m=runc"
+    check_version "$stage/runc" "runc version $v" --version
+    check_version "$stage/runc" "seccomp" --version
+    mkdir -p "$(dirname "$bin")"
+    mv "$stage/runc" "$bin"
     rm -rf "$stage"
   fi
-  echo "$tgz sha256:$(sha256sum "$tgz" | cut -d' ' -f1)"
+  sums "$bin"
+}
+
+# The CNI plugins' release tarball: every Linux plugin of plugins/main,
+# plugins/ipam and plugins/meta, flat (./bridge, ./host-local ...).
+cni() {
+  local v=${1#v} m=github.com/containernetworking/plugins
+  archive "$FILES/github.com/containernetworking/plugins/releases/download/v$v/cni-plugins-linux-$ARCH-v$v.tgz" cni_build .
+}
+cni_build() { # stage
+  local stage=$1 src pkgs=() d
+  echo "artefacts: building the CNI plugins $v from $m" >&2
+  src=$(moddir "$m@v$v")
+  for d in "$src"/plugins/{meta,main,ipam}/*/; do
+    d=${d%/}
+    [[ ${d##*/} == windows ]] || pkgs+=("$m/${d#"$src"/}")
+  done
+  LDFLAGS="-X $m/pkg/utils/buildversion.BuildVersion=v$v" build_mains "$stage" "$m@v$v" -- "${pkgs[@]}"
+  check_version "$stage/bridge" "v$v"
+  [[ -x $stage/host-local && -x $stage/loopback && -x $stage/portmap ]] ||
+    { echo "artefacts: the CNI plugins $v lack host-local, loopback or portmap" >&2; exit 1; }
+}
+
+crictl() {
+  local v=${1#v} m=sigs.k8s.io/cri-tools
+  archive "$FILES/github.com/kubernetes-sigs/cri-tools/releases/download/v$v/crictl-v$v-linux-$ARCH.tar.gz" crictl_build crictl
+}
+crictl_build() { # stage
+  echo "artefacts: building crictl $v from $m" >&2
+  LDFLAGS="-X $m/pkg/version.Version=v$v" build_mains "$1" "$m@v$v" -- "$m/cmd/crictl=crictl"
+  check_version "$1/crictl" "v$v" --version
+}
+
+nerdctl() {
+  local v=${1#v} m=github.com/containerd/nerdctl/v2
+  archive "$FILES/github.com/containerd/nerdctl/releases/download/v$v/nerdctl-$v-linux-$ARCH.tar.gz" nerdctl_build \
+    nerdctl containerd-rootless-setuptool.sh containerd-rootless.sh
+}
+nerdctl_build() { # stage
+  echo "artefacts: building nerdctl $v from $m" >&2
+  # nerdctl's test framework, github.com/containerd/nerdctl/mod/tigron, is
+  # a module inside nerdctl's tree (replace => ./mod/tigron), so it is not
+  # in nerdctl's module zip, nor on the proxy. Only the test helpers of
+  # cmd/nerdctl/helpers/testing_linux.go import it: nerdctl is built from a
+  # copy of its module without that file, tigron being an empty module.
+  local copy
+  copy=$(modcopy "$m@v$v")
+  rm "$copy/cmd/nerdctl/helpers/testing_linux.go"
+  mkdir -p "$copy/mod/tigron"
+  printf 'module github.com/containerd/nerdctl/mod/tigron\n' >"$copy/mod/tigron/go.mod"
+  EDITS="-replace=$m=$copy -replace=github.com/containerd/nerdctl/mod/tigron=$copy/mod/tigron" \
+    LDFLAGS="-X $m/pkg/version.Version=v$v" build_mains "$1" "$m@v$v" -- "$m/cmd/nerdctl=nerdctl"
+  check_version "$1/nerdctl" "$v" --version
+  install -m 0755 "$copy"/extras/rootless/containerd-rootless{,-setuptool}.sh "$1/"
+  rm -rf "$copy"
+}
+
+helm() {
+  local v=${1#v} m=helm.sh/helm/v3
+  archive "$FILES/get.helm.sh/helm-v$v-linux-$ARCH.tar.gz" helm_build "linux-$ARCH"
+}
+helm_build() { # stage
+  local dir=$1/linux-$ARCH src
+  echo "artefacts: building helm $v from $m" >&2
+  LDFLAGS="-X $m/internal/version.version=v$v -X $m/internal/version.gitTreeState=clean" \
+    build_mains "$dir" "$m@v$v" -- "$m/cmd/helm=helm"
+  check_version "$dir/helm" "v$v" version
+  src=$(moddir "$m@v$v")
+  install -m 0644 "$src/LICENSE" "$src/README.md" "$dir/"
+}
+
+# Kubernetes' own pause.c (build/pause/linux in k8s.io/kubernetes), built
+# as its Makefile does.
+pause() {
+  local v=${1#v} kv=${2:-v$KUBERNETES_VERSION}
+  local out=$DIR/build/pause/$v
+  if [[ ! -x $out/pause ]]; then
+    echo "artefacts: building pause $v from k8s.io/kubernetes@$kv build/pause/linux/pause.c" >&2
+    local stage
+    stage=$(stage_to "$out")
+    gcc -Os -Wall -Werror -static -DVERSION="v$v" -o "$stage/pause" "$(moddir "k8s.io/kubernetes@$kv")/build/pause/linux/pause.c"
+    strip "$stage/pause"
+    check_version "$stage/pause" "v$v" -v
+    keep "$stage" "$out"
+  fi
+  sums "$out/pause"
+}
+
+coredns() {
+  image coredns "v${1#v}" coredns "github.com/coredns/coredns@v${1#v}" github.com/coredns/coredns -version
+}
+
+metrics_server() {
+  LDFLAGS="-X k8s.io/client-go/pkg/version.gitVersion=v${1#v}" \
+    image metrics-server "v${1#v}" metrics-server "sigs.k8s.io/metrics-server@v${1#v}" sigs.k8s.io/metrics-server/cmd/metrics-server --version
+}
+
+local_path_provisioner() {
+  LDFLAGS="-X main.VERSION=v${1#v}" \
+    image local-path-provisioner "v${1#v}" local-path-provisioner "github.com/rancher/local-path-provisioner@v${1#v}" github.com/rancher/local-path-provisioner --version
+}
+
+# flanneld as flannel's Makefile builds it on amd64: with cgo (its UDP
+# backend is C), linked statically. The Tencent Cloud VPC backend is left out:
+# github.com/tencentcloud/tencentcloud-sdk-go is not on the module proxy, so
+# flanneld is built from a copy of flannel whose main.go does not import it.
+flannel() {
+  local v=v${1#v} m=github.com/flannel-io/flannel
+  local backend=$m/pkg/backend/tencentvpc copy
+  copy=$(modcopy "$m@$v")
+  grep -q "\"$backend\"" "$copy/main.go" || { echo "artefacts: flannel $v's main.go does not import $backend" >&2; exit 1; }
+  sed -i "\\|\"$backend\"|d" "$copy/main.go"
+  CGO_ENABLED=1 TAGS="netgo osusergo" EDITS="-replace=$m=$copy" LDFLAGS="-X $m/pkg/version.Version=$v -extldflags -static" \
+    image flannel "$v" flanneld "$m@$v" "$m" --version
+  rm -rf "$copy"
+}
+
+# The flannel CNI plugin. Its own module (github.com/flannel-io/cni-plugin)
+# is not on the Go module proxy; the same plugin lived in
+# github.com/containernetworking/plugins as plugins/meta/flannel until
+# v0.9.1 (v1.0.0 dropped it), so that is what is built, into the image's
+# version directory.
+flannel_cni_plugin() {
+  local v=v${1#v} m=github.com/containernetworking/plugins from=v0.9.1
+  local out=$DIR/build/flannel-cni-plugin/$v
+  if [[ ! -x $out/flannel ]]; then
+    echo "artefacts: building the flannel CNI plugin for $v from $m@$from plugins/meta/flannel (github.com/flannel-io/cni-plugin is not on the module proxy)" >&2
+    local stage
+    stage=$(stage_to "$out")
+    LDFLAGS="-X $m/pkg/utils/buildversion.BuildVersion=$from" build_mains "$stage" "$m@$from" -- "$m/plugins/meta/flannel=flannel"
+    check_version "$stage/flannel" "$from"
+    keep "$stage" "$out"
+  fi
+  sums "$out/flannel"
+}
+
+# What `cluster` builds: kubespray v2.31.0's defaults for kube_version
+# 1.35.4, except where the Go module proxy does not serve that version.
+KUBERNETES_VERSION=1.35.4
+ETCD_VERSION=3.6.10
+CONTAINERD_VERSION=2.2.3
+RUNC_VERSION=1.4.2
+CNI_VERSION=1.9.1
+CRICTL_VERSION=1.34.0         # default 1.35.0: sigs.k8s.io/cri-tools v1.35.0 is not on the proxy
+NERDCTL_VERSION=2.2.2
+HELM_VERSION=3.18.4
+PAUSE_VERSION=3.10.1
+COREDNS_VERSION=1.12.4
+METRICS_SERVER_VERSION=0.8.0  # default 0.8.1: sigs.k8s.io/metrics-server v0.8.1 is not on the proxy
+LOCAL_PATH_PROVISIONER_VERSION=0.0.30 # default 0.0.32: only v0.0.30 is on the proxy
+FLANNEL_VERSION=0.28.4
+FLANNEL_CNI_PLUGIN_VERSION=1.7.1-flannel1
+
+# The sha256 of the file a `sums` line names, as kubespray's checksum
+# variables hold it.
+sum_of() { # file lines...
+  local f=$1; shift
+  local l
+  for l in "$@"; do [[ ${l%% *} != "$f" ]] || { echo "${l#* }"; return; }; done
+  echo "artefacts: no checksum for $f" >&2; exit 1
+}
+
+# Builds everything kubespray v2.31.0's cluster.yml downloads or pulls, and
+# prints the inventory variables that make it take them offline.
+cluster() {
+  # Each build runs in this shell, so that a failed one stops here.
+  local t k e c r n cr nd h
+  t=$(mktemp -d)
+  kubernetes "$KUBERNETES_VERSION" >"$t/k"
+  etcd "$ETCD_VERSION" >"$t/e"
+  containerd "$CONTAINERD_VERSION" >"$t/c"
+  runc "$RUNC_VERSION" >"$t/r"
+  cni "$CNI_VERSION" >"$t/n"
+  crictl "$CRICTL_VERSION" >"$t/cr"
+  nerdctl "$NERDCTL_VERSION" >"$t/nd"
+  helm "$HELM_VERSION" >"$t/h"
+  mapfile -t k <"$t/k"; mapfile -t e <"$t/e"; mapfile -t c <"$t/c"; mapfile -t r <"$t/r"
+  mapfile -t n <"$t/n"; mapfile -t cr <"$t/cr"; mapfile -t nd <"$t/nd"; mapfile -t h <"$t/h"
+  rm -rf "$t"
+  pause "$PAUSE_VERSION" >&2
+  coredns "$COREDNS_VERSION" >&2
+  metrics_server "$METRICS_SERVER_VERSION" >&2
+  local_path_provisioner "$LOCAL_PATH_PROVISIONER_VERSION" >&2
+  flannel "$FLANNEL_VERSION" >&2
+  flannel_cni_plugin "$FLANNEL_CNI_PLUGIN_VERSION" >&2
+  printf '%s\n' "${k[@]}" "${e[@]}" "${c[@]}" "${r[@]}" "${n[@]}" "${cr[@]}" "${nd[@]}" "${h[@]}" >&2
+  local kdl=$FILES/dl.k8s.io/release/v$KUBERNETES_VERSION/bin/linux/$ARCH
+  cat <<YAML
+# kubespray v2.31.0 inventory variables for the artefacts under $FILES
+# (files_repo) and $DIR/build (images); made by test/e2e/artefacts.sh cluster.
+# The release's defaults for the rest: kube_version $KUBERNETES_VERSION, etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION,
+# runc $RUNC_VERSION, cni $CNI_VERSION, nerdctl $NERDCTL_VERSION, helm $HELM_VERSION, pause $PAUSE_VERSION, coredns $COREDNS_VERSION,
+# flannel $FLANNEL_VERSION, flannel-cni $FLANNEL_CNI_PLUGIN_VERSION (built from github.com/containernetworking/plugins v0.9.1).
+# Not the release's default (1.35.0): sigs.k8s.io/cri-tools v1.35.0 is not on the Go module proxy.
+crictl_version: "$CRICTL_VERSION"
+# Not the release's default (0.8.1): sigs.k8s.io/metrics-server v0.8.1 is not on the Go module proxy.
+metrics_server_version: "$METRICS_SERVER_VERSION"
+# Not the release's default (0.0.32): only v0.0.30 of github.com/rancher/local-path-provisioner is on the Go module proxy.
+local_path_provisioner_version: "$LOCAL_PATH_PROVISIONER_VERSION"
+kubeadm_binary_checksum: "$(sum_of "$kdl/kubeadm" "${k[@]}")"
+kubelet_binary_checksum: "$(sum_of "$kdl/kubelet" "${k[@]}")"
+kubectl_binary_checksum: "$(sum_of "$kdl/kubectl" "${k[@]}")"
+etcd_binary_checksum: "${e[0]#* }"
+containerd_archive_checksum: "${c[0]#* }"
+runc_binary_checksum: "${r[0]#* }"
+cni_binary_checksum: "${n[0]#* }"
+crictl_binary_checksum: "${cr[0]#* }"
+nerdctl_archive_checksum: "${nd[0]#* }"
+helm_archive_checksum: "${h[0]#* }"
+YAML
 }
 
 case ${1:-} in
-  etcd) shift; etcd "$@" ;;
-  *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  etcd | kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel) need; "$@" ;;
+  metrics-server | local-path-provisioner | flannel-cni-plugin) need; f=${1//-/_}; shift; "$f" "$@" ;;
+  cluster) need; cluster ;;
+  *) sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 2 ;;
 esac
