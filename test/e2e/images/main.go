@@ -33,9 +33,10 @@
 // registry_host: "192.0.2.1:5000", kube_image_repo, gcr_image_repo,
 // github_image_repo, docker_image_repo and quay_image_repo to
 // "{{ registry_host }}", local_path_provisioner_helper_image_repo to
-// "{{ registry_host }}/library/busybox", and tells containerd the registry
-// is plain HTTP (containerd_registries_mirrors with skip_verify, or an
-// http:// mirror).
+// "{{ registry_host }}/library/busybox", metrics_server_version to 0.8.0
+// and local_path_provisioner_version to 0.0.30 (the versions the artefacts
+// build; v2.31.0's defaults are 0.8.1 and 0.0.32), and tells containerd the
+// registry is plain HTTP (an http:// containerd_registries_mirrors entry).
 package main
 
 import (
