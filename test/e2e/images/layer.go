@@ -87,36 +87,41 @@ func (l *layer) tar(w io.Writer) error {
 		default:
 			h.Typeflag = tar.TypeReg
 		}
-		var body []byte
+		var body io.Reader
 		if h.Typeflag == tar.TypeReg {
-			body = e.data
+			body, h.Size = bytes.NewReader(e.data), int64(len(e.data))
 			if e.source != "" {
-				b, err := os.ReadFile(e.source)
+				f, err := os.Open(e.source)
 				if err != nil {
 					return err
 				}
-				body = b
+				defer f.Close()
+				st, err := f.Stat()
+				if err != nil {
+					return err
+				}
+				body, h.Size = f, st.Size()
 			}
-			h.Size = int64(len(body))
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
-		if _, err := tw.Write(body); err != nil {
-			return fmt.Errorf("%s: %w", n, err)
+		if body != nil {
+			if _, err := io.Copy(tw, body); err != nil {
+				return fmt.Errorf("%s: %w", n, err)
+			}
 		}
 	}
 	return tw.Close()
 }
 
-// v1Layer is the layer as an OCI gzip layer.
+// v1Layer is the layer as an OCI gzip layer. The tar is written afresh,
+// streaming the files, each time go-containerregistry reads it (once for
+// the digest, once for an upload), so a 100 MB binary is never held whole.
 func (l *layer) v1Layer() (v1.Layer, error) {
-	var buf bytes.Buffer
-	if err := l.tar(&buf); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(b)), nil
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(l.tar(pw)) }()
+		return pr, nil
 	}, tarball.WithMediaType(types.OCILayer))
 }
