@@ -12,10 +12,14 @@ import (
 	"strings"
 )
 
-// Userland is what the images that run more than their own static binary
-// exec: kube-proxy and flannel the iptables family (kube-proxy also ipset,
-// conntrack and nft), the CNI plugin's init container cp, the
-// local-path-provisioner's helper pod sh, mkdir, rm and chmod.
+// debianUserland is what the images that run more than their own static
+// binary exec: kube-proxy the iptables family (ipset for kube_proxy_mode
+// ipvs, nft for nftables, conntrack to clear UDP entries); flannel
+// iptables, iptables-restore and their ip6 twins (pkg/trafficmngr/iptables;
+// it sets addresses and routes over netlink, not with ip) and cp in its
+// install-cni init container; the CNI plugin's init container cp; the
+// local-path-provisioner's helper pod /bin/sh on scripts that mkdir, rm
+// and chmod.
 var debianUserland = userland{
 	required: []string{
 		"sh", "cp", "mkdir", "rm", "chmod",
@@ -24,7 +28,7 @@ var debianUserland = userland{
 	},
 	optional: []string{
 		"cat", "ls", "ln", "mv", "touch",
-		"conntrack", "ipset", "ip", "nft",
+		"conntrack", "ipset", "nft",
 	},
 	// xtables extensions are dlopen'd by name, never in DT_NEEDED.
 	dirs: []string{"/usr/lib/x86_64-linux-gnu/xtables"},
