@@ -37,6 +37,11 @@
 // and local_path_provisioner_version to 0.0.30 (the versions the artefacts
 // build; v2.31.0's defaults are 0.8.1 and 0.0.32), and tells containerd the
 // registry is plain HTTP (an http:// containerd_registries_mirrors entry).
+// It turns off what is not built (names_shared_test.go's notPulled):
+// kube_network_plugin: flannel, enable_nodelocaldns: false,
+// enable_dns_autoscaler: false (k8s.io/dns and
+// sigs.k8s.io/cluster-proportional-autoscaler are not on the Go module
+// proxy) and loadbalancer_apiserver_localhost: false (no nginx image).
 package main
 
 import (

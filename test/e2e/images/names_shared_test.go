@@ -213,3 +213,80 @@ func TestNamesAreKubespraysOwn(t *testing.T) {
 		}
 	}
 }
+
+// notPulled is every container image in kubespray v2.31.0's downloads that
+// the catalogue does not build, with the inventory setting (or default)
+// that keeps cluster.yml from pulling it.
+var notPulled = map[string]string{
+	"etcd": "etcd_deployment_type: host (default): etcd is a file download",
+	// kube_network_plugin: flannel; calico is the default and is not built.
+	"calico_node":              "kube_network_plugin: flannel",
+	"calico_cni":               "kube_network_plugin: flannel",
+	"calico_policy":            "kube_network_plugin: flannel",
+	"calico_typha":             "kube_network_plugin: flannel",
+	"calico_apiserver":         "kube_network_plugin: flannel",
+	"cilium":                   "kube_network_plugin: flannel",
+	"cilium_operator":          "kube_network_plugin: flannel",
+	"cilium_hubble_relay":      "cilium_enable_hubble: false (default)",
+	"cilium_hubble_certgen":    "cilium_enable_hubble: false (default)",
+	"cilium_hubble_ui":         "cilium_enable_hubble: false (default)",
+	"cilium_hubble_ui_backend": "cilium_enable_hubble: false (default)",
+	"cilium_hubble_envoy":      "cilium_enable_hubble: false (default)",
+	"multus":                   "kube_network_plugin_multus: false (default)",
+	"kube_ovn":                 "kube_network_plugin: flannel",
+	"kube_router":              "kube_network_plugin: flannel",
+	"kube-vip":                 "kube_vip_enabled: false (default)",
+	// No Go source: nginx is C, and Debian's nginx builds its stream module
+	// as a dynamic module that kubespray's nginx.conf does not load.
+	"nginx":   "loadbalancer_apiserver_localhost: false",
+	"haproxy": "loadbalancer_apiserver_localhost: false",
+	// k8s.io/dns and sigs.k8s.io/cluster-proportional-autoscaler are not
+	// on the Go module proxy.
+	"nodelocaldns":              "enable_nodelocaldns: false",
+	"dnsautoscaler":             "enable_dns_autoscaler: false",
+	"registry":                  "registry_enabled: false (default)",
+	"local_volume_provisioner":  "local_volume_provisioner_enabled: false (default)",
+	"ingress_alb_controller":    "ingress_alb_enabled: false (default)",
+	"cert_manager_controller":   "cert_manager_enabled: false (default)",
+	"cert_manager_cainjector":   "cert_manager_enabled: false (default)",
+	"cert_manager_webhook":      "cert_manager_enabled: false (default)",
+	"csi_attacher":              "cinder_csi_enabled, aws_ebs_csi_enabled: false (default)",
+	"csi_provisioner":           "cinder_csi_enabled, aws_ebs_csi_enabled: false (default)",
+	"csi_snapshotter":           "cinder_csi_enabled, aws_ebs_csi_enabled: false (default)",
+	"csi_resizer":               "cinder_csi_enabled, aws_ebs_csi_enabled: false (default)",
+	"csi_livenessprobe":         "cinder_csi_enabled, aws_ebs_csi_enabled: false (default)",
+	"csi_node_driver_registrar": "cinder_csi_enabled, aws_ebs_csi_enabled: false (default)",
+	"snapshot_controller":       "csi_snapshot_controller_enabled: false (default)",
+	"cinder_csi_plugin":         "cinder_csi_enabled: false (default)",
+	"aws_ebs_csi_plugin":        "aws_ebs_csi_enabled: false (default)",
+	"metallb_speaker":           "metallb_speaker_enabled: false (default)",
+	"metallb_controller":        "metallb_enabled: false (default)",
+}
+
+// TestEveryDownloadedImageIsBuiltOrTurnedOff: each container image in
+// kubespray's downloads is in the catalogue or named in notPulled with
+// what turns it off, so a release that adds an image fails here first.
+func TestEveryDownloadedImageIsBuiltOrTurnedOff(t *testing.T) {
+	downloads, ok := kubesprayVars(t)["downloads"].(map[string]any)
+	if !ok || len(downloads) == 0 {
+		t.Fatal("download.yml: no downloads map")
+	}
+	built := map[string]bool{}
+	for _, s := range catalogue {
+		built[s.Var] = true
+	}
+	for key, d := range downloads {
+		entry, _ := d.(map[string]any)
+		if c, ok := entry["container"]; !ok || c == false {
+			continue
+		}
+		if built[key] == (notPulled[key] != "") {
+			t.Errorf("downloads.%s (%v): want it either built or in notPulled, not both or neither", key, entry["repo"])
+		}
+	}
+	for key := range notPulled {
+		if _, ok := downloads[key]; !ok {
+			t.Errorf("notPulled names %s, which downloads has not", key)
+		}
+	}
+}
