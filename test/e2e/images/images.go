@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// envPath is the PATH of distroless and of the upstream images.
+const envPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// spec is one image: where kubespray pulls it from (repo and tag below
+// registry_host, with every *_image_repo set to "{{ registry_host }}"),
+// the binary the artefacts build makes (build/<component>/<version>/<binary>)
+// and where the manifests expect it.
+type spec struct {
+	// Repo and Tag: the reference below the registry, as kubespray v2.31.0
+	// renders the variables named in Var.
+	Repo, Tag string
+	// Var: kubespray's <Var>_image_repo and <Var>_image_tag; empty for
+	// kubeadm's images (<kubeadm_image_repo>/<Repo>:v<kube_version>) and
+	// the probe.
+	Var string
+	// Component, Version, Binary locate the binary in the build dir; an
+	// empty Binary is an image of the userland alone.
+	Component, Version, Binary string
+	Path                       string // where the binary goes in the image
+	Userland                   bool   // needs the base layer of Debian userland
+	Entrypoint, Cmd            []string
+	User                       string
+}
+
+// catalogue is every image an offline kubespray v2.31.0 cluster.yml pulls
+// with flannel, metrics-server and local-path-provisioner, plus the
+// verify probe. Not here: nodelocaldns (k8s-dns-node-cache; k8s.io/dns is
+// not on the Go module proxy, and its dummy interface needs a kernel
+// module the node machines lack), etcd (kubespray runs it from the binary,
+// etcd_deployment_type host).
+var catalogue = []spec{
+	// kubelet's sandbox (containerd's sandbox_image); upstream runs 65535.
+	{Repo: "pause", Tag: "3.10.1", Var: "pod_infra", Component: "pause", Version: "3.10.1", Binary: "pause",
+		Path: "/pause", Entrypoint: []string{"/pause"}, User: "65535:65535"},
+	// kubeadm's static pods run the binary from PATH (imageRepository is
+	// kube_image_repo); kube-proxy's DaemonSet runs /usr/local/bin/kube-proxy.
+	kubeImage("kube-apiserver", false),
+	kubeImage("kube-controller-manager", false),
+	kubeImage("kube-scheduler", false),
+	kubeImage("kube-proxy", true),
+	// The Deployment runs the image's entrypoint with -conf. Upstream runs
+	// as nonroot with cap_net_bind_service set on /coredns as a file
+	// capability; this layer carries no xattrs, so it runs as root and
+	// binds :53 with the NET_BIND_SERVICE the manifest adds.
+	{Repo: "coredns/coredns", Tag: "v1.12.4", Var: "coredns", Component: "coredns", Version: "v1.12.4", Binary: "coredns",
+		Path: "/coredns", Entrypoint: []string{"/coredns"}},
+	{Repo: "metrics-server/metrics-server", Tag: "v0.8.0", Var: "metrics_server", Component: "metrics-server", Version: "v0.8.0", Binary: "metrics-server",
+		Path: "/metrics-server", Entrypoint: []string{"/metrics-server"}, User: "65534"},
+	// The Deployment's command is local-path-provisioner, from PATH.
+	{Repo: "rancher/local-path-provisioner", Tag: "v0.0.30", Var: "local_path_provisioner", Component: "local-path-provisioner", Version: "v0.0.30", Binary: "local-path-provisioner",
+		Path: "/usr/bin/local-path-provisioner", Cmd: []string{"local-path-provisioner"}},
+	// The helper pod runs /bin/sh on the setup and teardown scripts
+	// (mkdir -m 0777 -p, rm -rf). kubespray's default repo is "busybox",
+	// which containerd reads as docker.io/library/busybox.
+	{Repo: "library/busybox", Tag: "latest", Var: "local_path_provisioner_helper", Userland: true, Cmd: []string{"sh"}},
+	// flanneld at /opt/bin; its install-cni init container runs cp.
+	{Repo: "flannel/flannel", Tag: "v0.28.4", Var: "flannel", Component: "flannel", Version: "v0.28.4", Binary: "flanneld",
+		Path: "/opt/bin/flanneld", Userland: true, Entrypoint: []string{"/opt/bin/flanneld"}},
+	// Its init container runs cp -f /flannel /opt/cni/bin/flannel.
+	{Repo: "flannel/flannel-cni-plugin", Tag: "v1.7.1-flannel1", Var: "flannel_init", Component: "flannel-cni-plugin", Version: "v1.7.1-flannel1", Binary: "flannel",
+		Path: "/flannel", Userland: true, Cmd: []string{"/flannel"}},
+	// layercheck's workload probe (verify/cluster probe_image): agnhost netexec.
+	{Repo: "e2e-test-images/agnhost", Tag: "2.53", Var: "", Component: "kubernetes", Version: "v1.35.4", Binary: "agnhost",
+		Path: "/agnhost", Entrypoint: []string{"/agnhost"}},
+}
+
+func kubeImage(name string, userland bool) spec {
+	p := "/usr/local/bin/" + name
+	return spec{Repo: name, Tag: "v1.35.4", Component: "kubernetes", Version: "v1.35.4", Binary: name,
+		Path: p, Userland: userland, Entrypoint: []string{p}}
+}
+
+// ref is the image's reference on registry.
+func (s spec) ref(registry string) string { return registry + "/" + s.Repo + ":" + s.Tag }
+
+// binary is the host path of the image's binary in buildDir ("" if none).
+func (s spec) binary(buildDir string) string {
+	if s.Binary == "" {
+		return ""
+	}
+	return filepath.Join(buildDir, s.Component, s.Version, s.Binary)
+}
+
+// layers are what every image shares, built once per push.
+type layers struct {
+	etc      v1.Layer
+	userland func() (v1.Layer, error)
+}
+
+// assemble builds s as an OCI image for linux/amd64.
+func assemble(s spec, buildDir string, base layers) (v1.Image, error) {
+	ls := []v1.Layer{base.etc}
+	if s.Userland {
+		u, err := base.userland()
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, u)
+	}
+	if bin := s.binary(buildDir); bin != "" {
+		l := newLayer()
+		if err := l.file(s.Path, bin); err != nil {
+			return nil, err
+		}
+		e := l.entries[s.Path]
+		e.mode = 0o755
+		l.entries[s.Path] = e
+		bl, err := l.v1Layer()
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, bl)
+	}
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	img, err := mutate.AppendLayers(img, ls...)
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.Architecture, cf.OS = "amd64", "linux"
+	cf.Config.Env = []string{envPath}
+	cf.Config.Entrypoint, cf.Config.Cmd = s.Entrypoint, s.Cmd
+	cf.Config.User = s.User
+	cf.Config.WorkingDir = "/"
+	cf.Config.Labels = map[string]string{"org.opencontainers.image.title": path.Base(s.Repo)}
+	return mutate.ConfigFile(img, cf)
+}
+
+// newLayers makes the etc layer now and the userland layer from rootfs on
+// first use.
+func newLayers(rootfs string, set userland) (layers, error) {
+	etc, err := etcLayer().v1Layer()
+	if err != nil {
+		return layers{}, err
+	}
+	var (
+		u    v1.Layer
+		uErr error
+		done bool
+	)
+	return layers{etc: etc, userland: func() (v1.Layer, error) {
+		if !done {
+			done = true
+			l, err := set.layer(rootfs)
+			if err != nil {
+				uErr = fmt.Errorf("userland layer: %w", err)
+			} else {
+				u, uErr = l.v1Layer()
+			}
+		}
+		return u, uErr
+	}}, nil
+}
+
+// missing says why s cannot be built from buildDir, or "".
+func (s spec) missing(buildDir string) string {
+	bin := s.binary(buildDir)
+	if bin == "" {
+		return ""
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "no " + bin
+	}
+	return ""
+}
