@@ -71,7 +71,7 @@ func flannelChecks(ctx context.Context, env *Env, facts *CNIFacts) []verify.Resu
 	}
 	nc := &FlannelNetConf{}
 	if err := json.Unmarshal([]byte(text), nc); err != nil {
-		return both(fmt.Sprintf("%s: %s is not valid JSON (%v): flannel cannot start", where, FlannelNetConfKey, err), flannelReapply)
+		return both(fmt.Sprintf("%s: %s is not JSON flannel can read (%v): flannel cannot start", where, FlannelNetConfKey, err), flannelReapply)
 	}
 	facts.FlannelNetConf = nc
 	return []verify.Result{flannelBackend(o, nc, where), flannelNetwork(o, nc, where)}

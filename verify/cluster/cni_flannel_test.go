@@ -127,8 +127,16 @@ func TestFlannelConfigMapMissingOrBroken(t *testing.T) {
 	w = clustertest.Healthy(o, 4)
 	w.ConfigMaps[0].Data["net-conf.json"] = `{"Network": "10.233.64.0/18", "Backend": {"Type": "vxlan",}}`
 	r := clustertest.Result(t, run(t, o, w, nil), "cni", "flannel_backend")
-	if r.Status != verify.StatusFail || !strings.HasPrefix(r.Msg, "ConfigMap kube-system/kube-flannel-cfg: net-conf.json is not valid JSON (") {
+	if r.Status != verify.StatusFail || !strings.HasPrefix(r.Msg, "ConfigMap kube-system/kube-flannel-cfg: net-conf.json is not JSON flannel can read (") {
 		t.Errorf("broken JSON: %+v", r)
+	}
+
+	// Valid JSON of the wrong shape: flannel's vxlan backend wants a number.
+	w = clustertest.Healthy(o, 4)
+	w.ConfigMaps[0].Data["net-conf.json"] = `{"Network": "10.233.64.0/18", "Backend": {"Type": "vxlan", "VNI": "1"}}`
+	r = clustertest.Result(t, run(t, o, w, nil), "cni", "flannel_network")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "net-conf.json is not JSON flannel can read (") || !strings.Contains(r.Msg, "Backend.VNI") {
+		t.Errorf("VNI a string: %+v", r)
 	}
 
 	w = clustertest.Healthy(o, 4)
