@@ -98,20 +98,23 @@ func TestParseArgsConvertsStringsAsAnsible(t *testing.T) {
 		Count   int    `json:"count"`
 		Enabled bool   `json:"enabled"`
 		Off     *bool  `json:"off"`
+		VNI     *int   `json:"vni"`
 		Port    uint16 `json:"port"`
 		Name    string `json:"name"`
 	}
-	_, err := ParseArgs([]byte(`{"count":" 7","enabled":"True","off":"no","port":"8080","ratio":"2.5","name":"42"}`), &opts)
+	_, err := ParseArgs([]byte(`{"count":" 7","enabled":"True","off":"no","vni":"0","port":"8080","ratio":"2.5","name":"42"}`), &opts)
 	require.NoError(t, err)
 	assert.Equal(t, 7, opts.Count)
 	assert.True(t, opts.Enabled)
 	require.NotNil(t, opts.Off)
 	assert.False(t, *opts.Off)
+	require.NotNil(t, opts.VNI, "an explicit 0 is a value")
+	assert.Equal(t, 0, *opts.VNI)
 	assert.Equal(t, uint16(8080), opts.Port)
 	assert.Equal(t, 2.5, opts.Ratio)
 	assert.Equal(t, "42", opts.Name, "a string option stays as given")
 
-	for _, bad := range []string{`{"count":"7.5"}`, `{"enabled":"maybe"}`, `{"ratio":"NaN"}`, `{"port":"-1"}`} {
+	for _, bad := range []string{`{"count":"7.5"}`, `{"vni":"one"}`, `{"enabled":"maybe"}`, `{"ratio":"NaN"}`, `{"port":"-1"}`} {
 		_, err := ParseArgs([]byte(bad), &opts)
 		assert.Error(t, err, bad)
 	}

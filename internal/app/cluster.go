@@ -186,25 +186,24 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 // boolean or kubespray itself keeps the variable as a string (StringBool,
 // e.g. local_path_provisioner_is_default_storageclass: "true").
 func stringBoolWarning(cat *kubespray.Catalogue, name string, f reflect.Value, v *parser.Value) string {
-	if v.Kind == parser.KindBool || (f.Kind() != reflect.Bool && f.Kind() != reflect.Pointer) {
+	if f.Kind() == reflect.Pointer {
+		f = f.Elem()
+	}
+	if v.Kind == parser.KindBool || f.Kind() != reflect.Bool {
 		return ""
 	}
 	if d := cat.Lookup(name); d != nil && d.StringBool && v.Kind == parser.KindString {
 		return ""
 	}
-	read := f
-	if read.Kind() == reflect.Pointer {
-		read = read.Elem()
-	}
-	fix := fmt.Sprintf("write %s: %t unquoted at %s", name, read.Bool(), v.Pos)
+	fix := fmt.Sprintf("write %s: %t unquoted at %s", name, f.Bool(), v.Pos)
 	switch v.Origin {
 	case parser.OriginExtraKV:
-		fix = fmt.Sprintf(`pass -e '{"%s": %t}' (-e key=value always gives a string)`, name, read.Bool())
+		fix = fmt.Sprintf(`pass -e '{"%s": %t}' (-e key=value always gives a string)`, name, f.Bool())
 	case parser.OriginINIHost, parser.OriginINIGroup:
-		fix = fmt.Sprintf("write %s=%s at %s (an INI value is a boolean only as True or False)", name, pyBool(read.Bool()), v.Pos)
+		fix = fmt.Sprintf("write %s=%s at %s (an INI value is a boolean only as True or False)", name, pyBool(f.Bool()), v.Pos)
 	}
 	return fmt.Sprintf("%s at %s is the %s %s, not a boolean: read here as %t, as `| bool` reads it, but the lint reports it as an error (string-as-bool): ansible-core >= 2.19 fails `when: %s` in cluster.yml; fix: %s",
-		name, v.Pos, v.Kind, v.Display(), read.Bool(), name, fix)
+		name, v.Pos, v.Kind, v.Display(), f.Bool(), name, fix)
 }
 
 func pyBool(b bool) string {
@@ -261,11 +260,12 @@ func setOption(f reflect.Value, v *parser.Value) error {
 		}
 		f.SetBool(b)
 	case reflect.Pointer:
-		b, err := asBool()
-		if err != nil {
+		// *bool and *int: options whose zero value is not kubespray's default
+		p := reflect.New(f.Type().Elem())
+		if err := setOption(p.Elem(), v); err != nil {
 			return err
 		}
-		f.Set(reflect.ValueOf(&b))
+		f.Set(p)
 	case reflect.Slice:
 		// groups: taken from the inventory itself
 	}

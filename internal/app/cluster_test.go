@@ -93,6 +93,31 @@ func TestClusterOptionsStringBooleanWarns(t *testing.T) {
 	assert.Empty(t, warnings)
 }
 
+// flannel's variables reach the cni layer through their json names: the
+// integers, one of them behind a pointer (0 is a value, not unset), and the
+// boolean as `| bool` reads it.
+func TestClusterOptionsFlannel(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hosts.yml"), []byte("all:\n  vars:\n    kube_network_plugin: flannel\n"+
+		"    flannel_backend_type: host-gw\n    flannel_vxlan_vni: 0\n    flannel_vxlan_port: 4789\n    flannel_vxlan_direct_routing: true\n"+
+		"  children:\n    kube_control_plane:\n      hosts: {cp1: {}}\n    kube_node:\n      hosts: {w1: {}}\n"), 0o644))
+	o, warnings, err := ClusterOptions([]string{filepath.Join(dir, "hosts.yml")}, nil)
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	assert.Equal(t, "flannel", o.KubeNetworkPlugin)
+	assert.Equal(t, "host-gw", o.FlannelBackendType)
+	require.NotNil(t, o.FlannelVXLANVNI)
+	require.NotNil(t, o.FlannelVXLANPort)
+	assert.Equal(t, 0, *o.FlannelVXLANVNI)
+	assert.Equal(t, 4789, *o.FlannelVXLANPort)
+	assert.True(t, o.FlannelVXLANDirectRouting)
+
+	_, _, err = ClusterOptions([]string{filepath.Join(dir, "hosts.yml")}, []string{"flannel_vxlan_port=udp"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "flannel_vxlan_port at -e")
+	assert.Contains(t, err.Error(), "want an integer")
+}
+
 // kube_override_hostname set in the inventory becomes node_names; the
 // kubespray default "{{ inventory_hostname }}" is no override.
 func TestClusterOptionsKubeOverrideHostname(t *testing.T) {

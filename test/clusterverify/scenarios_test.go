@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -197,6 +198,51 @@ func TestCalicoPoolIPIPWhileInventorySaysVXLAN(t *testing.T) {
 	}
 	if r := clustertest.Result(t, rep, "cni", "ippool_cidr"); r.Status != verify.StatusOK {
 		t.Errorf("cidr: %+v", r)
+	}
+}
+
+// kubespray's flannel through the real API server: healthy, then
+// NetworkPolicies flannel does not enforce (counted from one page of one:
+// the server's remainingItemCount), then net-conf.json edited by hand.
+func TestFlannelThroughAPIServer(t *testing.T) {
+	o := sample3(t)
+	o.KubeNetworkPlugin = "flannel"
+	c := newCluster(t, o, setup{})
+	req := c.request(30)
+	req.Layers = []string{"cni"}
+	rep := c.run(t, req)
+	if rep.Layers["cni"].Status != verify.StatusOK {
+		t.Fatalf("healthy flannel: %s\n%s", rep.Layers["cni"].Status, dump(rep))
+	}
+
+	ctx := context.Background()
+	for _, ns := range []string{"team-a", "team-b"} {
+		_, err := c.S.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	for _, p := range [][2]string{{"team-a", "deny-all"}, {"team-a", "allow-dns"}, {"team-b", "deny-all"}} {
+		_, err := c.S.Kube.NetworkingV1().NetworkPolicies(p[0]).Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: p[0], Name: p[1]},
+			Spec: networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	cm, err := c.S.Kube.CoreV1().ConfigMaps("kube-system").Get(ctx, cluster.FlannelConfigMap, metav1.GetOptions{})
+	require.NoError(t, err)
+	cm.Data[cluster.FlannelNetConfKey] = strings.Replace(cm.Data[cluster.FlannelNetConfKey], `"vxlan"`, `"host-gw"`, 1)
+	_, err = c.S.Kube.CoreV1().ConfigMaps("kube-system").Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	rep = c.run(t, req)
+	if r := clustertest.Result(t, rep, "cni", "network_policy"); r.Status != verify.StatusWarn ||
+		r.Msg != "3 NetworkPolicies (first: team-a/allow-dns) are accepted by the API server and not enforced by flannel" {
+		t.Errorf("policies: %+v", r)
+	}
+	r := clustertest.Result(t, rep, "cni", "flannel_backend")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "Backend.Type is host-gw, the inventory says vxlan (flannel_backend_type") ||
+		!strings.Contains(r.Remediation, "rollout restart daemonset kube-flannel") {
+		t.Errorf("backend: %+v", r)
+	}
+	if r := clustertest.Result(t, rep, "cni", "flannel_network"); r.Status != verify.StatusOK {
+		t.Errorf("network: %+v", r)
 	}
 }
 

@@ -63,6 +63,12 @@ type API interface {
 	// GetConfigMap gets ConfigMap ns/name (kubeadm-config, kube-proxy,
 	// calico-config for the preflight).
 	GetConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error)
+
+	// ListNetworkPolicies lists the metadata of the NetworkPolicies of ns
+	// ("" for all) matching opts: a Limit returns the first page and, from
+	// a real API server, the count of the rest. Metadata only, so that
+	// networking/v1's types are not linked for a count and a name.
+	ListNetworkPolicies(ctx context.Context, ns string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error)
 }
 
 // scheme registers only the groups API uses (and meta/v1's options and
@@ -217,4 +223,24 @@ func (a *restAPI) GetStorageClass(ctx context.Context, name string) (*storagev1.
 
 func (a *restAPI) GetConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
 	return get(ctx, a.core, "configmaps", ns, name, &corev1.ConfigMap{})
+}
+
+// ListNetworkPolicies asks for a PartialObjectMetadataList as client-go's
+// metadata client does; a server that answers the whole list instead
+// decodes as well (each item has its metadata).
+func (a *restAPI) ListNetworkPolicies(ctx context.Context, ns string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	path := "/apis/networking.k8s.io/v1/networkpolicies"
+	if ns != "" {
+		path = "/apis/networking.k8s.io/v1/namespaces/" + ns + "/networkpolicies"
+	}
+	body, err := a.core.Get().AbsPath(path).VersionedParams(&opts, parameterCodec).
+		SetHeader("Accept", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json").Do(ctx).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var l metav1.PartialObjectMetadataList
+	if err := json.Unmarshal(body, &l); err != nil {
+		return nil, fmt.Errorf("GET %s: unable to decode the list: %v", path, err)
+	}
+	return &l, nil
 }

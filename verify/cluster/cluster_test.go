@@ -53,10 +53,20 @@ func run(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructur
 // runFake is run, also returning the fake clientset with the actions it saw.
 func runFake(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructured.Unstructured) (*cluster.Report, *fake.Clientset) {
 	t.Helper()
+	return runFakeWith(t, o, w, pool, nil)
+}
+
+// runFakeWith is runFake with prep called on the clientset once w is
+// applied (to add reactors).
+func runFakeWith(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructured.Unstructured, prep func(*fake.Clientset)) (*cluster.Report, *fake.Clientset) {
+	t.Helper()
 	ctx := context.Background()
 	kube := fake.NewSimpleClientset() // the field-managed NewClientset costs seconds per test for nothing these tests need
 	if err := w.Apply(ctx, kube, 4); err != nil {
 		t.Fatal(err)
+	}
+	if prep != nil {
+		prep(kube)
 	}
 	var objs []runtime.Object
 	if pool != nil {

@@ -43,6 +43,11 @@ type CNIFacts struct {
 	PoolCIDR  string `json:"pool_cidr,omitempty"`
 	IPIPMode  string `json:"ipip_mode,omitempty"`
 	VXLANMode string `json:"vxlan_mode,omitempty"`
+	// FlannelNetConf is kube-flannel-cfg's net-conf.json, as flannel
+	// reads it; NetworkPolicies counts the NetworkPolicy objects flannel
+	// does not enforce.
+	FlannelNetConf  *FlannelNetConf `json:"flannel_net_conf,omitempty"`
+	NetworkPolicies *int            `json:"network_policies,omitempty"`
 }
 
 func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
@@ -68,9 +73,8 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	}
 	res = append(res, r)
 	if o.KubeNetworkPlugin == "flannel" {
-		res = append(res, verify.Result{Check: "network_policy", Status: verify.StatusWarn,
-			Msg:         "flannel does not enforce NetworkPolicy: policies are accepted by the API server and silently ignored",
-			Remediation: "use kube_network_plugin: calico or cilium where NetworkPolicy must hold"})
+		res = append(res, flannelChecks(ctx, env, facts)...)
+		res = append(res, flannelNetworkPolicies(ctx, env, facts))
 	}
 	if o.KubeNetworkPlugin != "calico" {
 		return res, facts, nil

@@ -35,6 +35,14 @@ type Options struct {
 	// calico_pool_cidr, which defaults to kube_pods_subnet.
 	CalicoPoolName string `json:"calico_pool_name"`
 	CalicoPoolCIDR string `json:"calico_pool_cidr"`
+	// flannel_backend_type (vxlan) and, for vxlan, flannel_vxlan_vni (1),
+	// flannel_vxlan_port (8472) and flannel_vxlan_direct_routing (false):
+	// roles/network_plugin/flannel/defaults/main.yml. VNI and port are
+	// pointers so that an explicit 0 is not taken for unset.
+	FlannelBackendType        string `json:"flannel_backend_type"`
+	FlannelVXLANVNI           *int   `json:"flannel_vxlan_vni"`
+	FlannelVXLANPort          *int   `json:"flannel_vxlan_port"`
+	FlannelVXLANDirectRouting bool   `json:"flannel_vxlan_direct_routing"`
 
 	// Booleans that default to true in kubespray are pointers: nil means
 	// kubespray's default.
@@ -68,6 +76,8 @@ type Options struct {
 	KubePodsSubnet       string `json:"kube_pods_subnet"`       // 10.233.64.0/18
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func boolOr(p *bool, def bool) bool {
 	if p == nil {
 		return def
@@ -86,6 +96,13 @@ func (o *Options) Defaults() {
 	def(&o.CalicoIPIPMode, "Never")
 	def(&o.CalicoVXLANMode, "Always")
 	def(&o.CalicoPoolName, "default-pool")
+	def(&o.FlannelBackendType, "vxlan")
+	if o.FlannelVXLANVNI == nil {
+		o.FlannelVXLANVNI = ptr(1)
+	}
+	if o.FlannelVXLANPort == nil {
+		o.FlannelVXLANPort = ptr(8472)
+	}
 	def(&o.DNSMode, "coredns")
 	def(&o.EtcdDeploymentType, "host")
 	def(&o.LocalPathProvisionerStorageClass, "local-path")
@@ -125,6 +142,12 @@ func (o *Options) Validate() error {
 		if !slices.Contains([]string{"Always", "Never", "CrossSubnet"}, v) {
 			return fmt.Errorf("option %s: %q is not one of Always, Never, CrossSubnet", name, v)
 		}
+	}
+	if v := o.FlannelVXLANVNI; v != nil && (*v < 0 || *v > 1<<24-1) {
+		return fmt.Errorf("option flannel_vxlan_vni: %d is not a VXLAN network identifier (0-16777215)", *v)
+	}
+	if v := o.FlannelVXLANPort; v != nil && (*v < 0 || *v > 65535) {
+		return fmt.Errorf("option flannel_vxlan_port: %d is not a UDP port (0 is the kernel's default, 8472)", *v)
 	}
 	if !slices.Contains([]string{"host", "kubeadm", "docker"}, o.EtcdDeploymentType) {
 		return fmt.Errorf("option etcd_deployment_type: %q is not one of host, kubeadm, docker", o.EtcdDeploymentType)

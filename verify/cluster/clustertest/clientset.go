@@ -102,3 +102,17 @@ func (c clientset) GetStorageClass(ctx context.Context, name string) (*storagev1
 func (c clientset) GetConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
 	return c.k.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 }
+
+// ListNetworkPolicies lists the typed objects (the fake clientset has no
+// metadata-only lists) and keeps their metadata.
+func (c clientset) ListNetworkPolicies(ctx context.Context, ns string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	l, err := c.k.NetworkingV1().NetworkPolicies(ns).List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := &metav1.PartialObjectMetadataList{ListMeta: l.ListMeta}
+	for _, p := range l.Items {
+		out.Items = append(out.Items, metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}, ObjectMeta: p.ObjectMeta})
+	}
+	return out, nil
+}

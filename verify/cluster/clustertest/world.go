@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,10 @@ type World struct {
 	Deployments []*appsv1.Deployment
 	// StorageClasses are cluster-scoped (local-path when enabled).
 	StorageClasses []*storagev1.StorageClass
+	// ConfigMaps are the network plugin's (flannel's kube-flannel-cfg).
+	ConfigMaps []*corev1.ConfigMap
+	// NetworkPolicies are none in Healthy; tests add some.
+	NetworkPolicies []*networkingv1.NetworkPolicy
 }
 
 func ready() []corev1.PodCondition {
@@ -39,8 +44,9 @@ func ready() []corev1.PodCondition {
 // Healthy is the cluster a correct cluster.yml leaves for o (Defaults
 // applied): every k8s_cluster host a Ready Node with kube_version's
 // kubelet and the taints its groups imply, the control plane's static
-// pods, kube-proxy, calico-node and nodelocaldns on every node,
-// calico-kube-controllers, coredns (as many replicas as dns-autoscaler
+// pods, kube-proxy, calico-node (or kube-flannel and its kube-flannel-cfg
+// ConfigMap) and nodelocaldns on every node, calico-kube-controllers,
+// coredns (as many replicas as dns-autoscaler
 // gives for cpus cores per node), dns-autoscaler and, when enabled,
 // metrics-server and local-path-provisioner.
 func Healthy(o cluster.Options, cpus int64) *World {
@@ -80,8 +86,12 @@ func Healthy(o cluster.Options, cpus int64) *World {
 		}
 	}
 	dss := []string{"kube-proxy"}
-	if o.KubeNetworkPlugin == "calico" {
+	switch o.KubeNetworkPlugin {
+	case "calico":
 		dss = append(dss, "calico-node")
+	case "flannel":
+		dss = append(dss, "kube-flannel")
+		w.ConfigMaps = append(w.ConfigMaps, FlannelConfigMap(o))
 	}
 	if (o.EnableNodelocaldns == nil || *o.EnableNodelocaldns) && (o.DNSMode == "coredns" || o.DNSMode == "coredns_dual" || o.DNSMode == "manual") {
 		dss = append(dss, "nodelocaldns")
@@ -122,6 +132,45 @@ func Healthy(o cluster.Options, cpus int64) *World {
 		})
 	}
 	return w
+}
+
+// FlannelConfigMap is kube-system/kube-flannel-cfg as kubespray v2.31.0
+// renders it for o (Defaults applied) on an IPv4 cluster: roles/
+// network_plugin/flannel/templates/cni-flannel.yml.j2.
+func FlannelConfigMap(o cluster.Options) *corev1.ConfigMap {
+	o.Defaults()
+	// Byte for byte as Ansible renders it (trim_blocks): another backend
+	// leaves the closing brace on the Type line.
+	backend := fmt.Sprintf("\"Type\": %q    ", o.FlannelBackendType)
+	if o.FlannelBackendType == "vxlan" {
+		backend = fmt.Sprintf("\"Type\": \"vxlan\",\n    \"VNI\": %d,\n    \"Port\": %d,\n    \"DirectRouting\": %t\n", *o.FlannelVXLANVNI, *o.FlannelVXLANPort, o.FlannelVXLANDirectRouting)
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.FlannelConfigMap, Namespace: "kube-system", Labels: map[string]string{"tier": "node", "app": "flannel"}},
+		Data: map[string]string{
+			"cni-conf.json": `{
+  "name": "cbr0",
+  "cniVersion": "0.3.1",
+  "plugins": [
+    {
+      "type": "flannel",
+      "delegate": {
+        "hairpinMode": true,
+        "isDefaultGateway": true
+      }
+    },
+    {
+      "type": "portmap",
+      "capabilities": {
+        "portMappings": true
+      }
+    }
+  ]
+}
+`,
+			cluster.FlannelNetConfKey: "{\n  \"Network\": \"" + o.KubePodsSubnet + "\",\n  \"EnableIPv4\": true,\n  \"Backend\": {\n    " + backend + "  }\n}\n",
+		},
+	}
 }
 
 func contains(l []string, s string) bool {
@@ -202,8 +251,14 @@ func (w *World) Apply(ctx context.Context, kube kubernetes.Interface, parallel i
 	for _, d := range w.Deployments {
 		nss[d.Namespace] = true
 	}
+	for _, c := range w.ConfigMaps {
+		nss[c.Namespace] = true
+	}
+	for _, p := range w.NetworkPolicies {
+		nss[p.Namespace] = true
+	}
 	for ns := range nss {
-		if ns == "kube-system" {
+		if ns == "kube-system" || ns == "default" {
 			continue
 		}
 		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
@@ -216,6 +271,18 @@ func (w *World) Apply(ctx context.Context, kube kubernetes.Interface, parallel i
 		jobs = append(jobs, func() error {
 			_, err := kube.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
 			return wrap(err, "storageclass "+sc.Name)
+		})
+	}
+	for _, c := range w.ConfigMaps {
+		jobs = append(jobs, func() error {
+			_, err := kube.CoreV1().ConfigMaps(c.Namespace).Create(ctx, c, metav1.CreateOptions{})
+			return wrap(err, "configmap "+c.Namespace+"/"+c.Name)
+		})
+	}
+	for _, p := range w.NetworkPolicies {
+		jobs = append(jobs, func() error {
+			_, err := kube.NetworkingV1().NetworkPolicies(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+			return wrap(err, "networkpolicy "+p.Namespace+"/"+p.Name)
 		})
 	}
 	for _, n := range w.Nodes {
