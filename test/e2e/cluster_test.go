@@ -69,7 +69,13 @@ func TestKubesprayCluster(t *testing.T) {
 	t.Cleanup(func() { res.write(t) })
 	logDir := filepath.Join(cacheDir, "logs", "cluster-"+r.Name)
 	_ = os.RemoveAll(logDir)
-	s := &clusterRun{stage: &stage{r: r, ksDir: ksDir, logDir: logDir, results: res}, work: t.TempDir()}
+	// The inventory is kept beside the logs, to rerun a command by hand.
+	work := filepath.Join(cacheDir, "cluster-"+r.Name)
+	_ = os.RemoveAll(work)
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &clusterRun{stage: &stage{r: r, ksDir: ksDir, logDir: logDir, results: res}, work: work}
 	rec := res.release(r)
 
 	rec.timed("ansible venv (requirements.txt)", func() { ensureVenv(t, r, ksDir, s.log("venv")) })
@@ -90,7 +96,16 @@ func TestKubesprayCluster(t *testing.T) {
 		}
 	})
 
-	_, _ = run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "down")
+	// LAYERCHECK_E2E_REUSE: run on the nodes a kept run left up (kubespray
+	// is idempotent), to work on a later stage without a fresh install.
+	reuse := false
+	if os.Getenv("LAYERCHECK_E2E_REUSE") != "" {
+		out, _ := run(t, time.Minute, "", repoRoot, nil, nodesScript(), "status")
+		reuse = strings.Count(out, "running") == 3
+	}
+	if !reuse {
+		_, _ = run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "down")
+	}
 	t.Cleanup(func() {
 		if os.Getenv("LAYERCHECK_E2E_KEEP") != "" {
 			t.Logf("LAYERCHECK_E2E_KEEP: the nodes are left running (%s down stops them)", nodesScript())
@@ -100,11 +115,13 @@ func TestKubesprayCluster(t *testing.T) {
 			t.Errorf("nodes down: %v\n%s", err, out)
 		}
 	})
-	rec.timed("nodes up (3 systemd-nspawn machines)", func() {
-		if out, err := run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "up", "3"); err != nil {
-			t.Fatalf("nodes up: %v\n%s", err, out)
-		}
-	})
+	if !reuse {
+		rec.timed("nodes up (3 systemd-nspawn machines)", func() {
+			if out, err := run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "up", "3"); err != nil {
+				t.Fatalf("nodes up: %v\n%s", err, out)
+			}
+		})
+	}
 	filesRepo := startFilesRepo(t, filepath.Join(cacheDir, "files"))
 	registry := startRegistry(t, imagesBin, filepath.Join(cacheDir, "registry"), s.log("registry"))
 	rec.timed("images pushed to the lab's registry", func() {

@@ -152,10 +152,16 @@ cg_ctrl_writable() {
 # modules.builtin for the running kernel, from its config: modprobe (and
 # Ansible's community.general.modprobe) succeed for a built-in module only
 # when this file lists it, and these machines have no /lib/modules.
+# A kernel built without loadable-module support (CONFIG_MODULES unset) has
+# no /proc/modules, which community.general.modprobe reads first and fails
+# without. There br_netfilter is left out: kubespray's kubernetes/node role
+# modprobes it only when modinfo finds it, and otherwise takes its path for
+# a br_netfilter that is not a module (it sets net.bridge.bridge-nf-call-*).
 modules_builtin() {
   local cfg
   cfg=$(zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2>/dev/null || true)
   while read -r sym path; do
+    if [[ $sym == BRIDGE_NETFILTER && ! -e /proc/modules ]]; then continue; fi
     grep -qx "CONFIG_$sym=y" <<<"$cfg" && echo "$path"
   done <<'TABLE'
 OVERLAY_FS kernel/fs/overlayfs/overlay.ko
