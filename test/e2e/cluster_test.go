@@ -323,8 +323,12 @@ kube_node
 		"local_path_provisioner_helper_image_repo": "{{ registry_host }}/library/busybox",
 		// This machine: cgroups v1, and no CAP_SYS_RESOURCE (the pause
 		// container's negative oom_score_adj would kill runc).
-		"kubelet_fail_cgroup_v1":        false,
-		"containerd_extra_runtime_args": map[string]any{"restrict_oom_score_adj": true},
+		"kubelet_fail_cgroup_v1": false,
+		// kubeadm 1.35 refuses cgroup v1 in its SystemVerification
+		// preflight unless that check is skipped as well ("You must also
+		// explicitly skip this validation").
+		"kubeadm_ignore_preflight_errors": []string{"SystemVerification"},
+		"containerd_extra_runtime_args":   map[string]any{"restrict_oom_score_adj": true},
 		// The add-ons operators enable first.
 		"metrics_server_enabled":         true,
 		"local_path_provisioner_enabled": true,
