@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -351,6 +352,17 @@ kube_node
 		t.Fatal(err)
 	}
 	return path
+}
+
+// hardNofile is the hard RLIMIT_NOFILE of this process, which the node
+// machines inherit, capped at kubespray's default (65535).
+func hardNofile(t *testing.T) uint64 {
+	t.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	return min(lim.Max, 65535)
 }
 
 // readVerifyFacts reads, from a jsonfile fact cache, each node's
