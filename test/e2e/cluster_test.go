@@ -229,10 +229,11 @@ func startRegistry(t *testing.T, bin, root, logFile string) string {
 	}
 	cmd := exec.Command(nodesScript(), "exec", bin, "serve", "--addr", addr, "--root", root)
 	cmd.Stdout, cmd.Stderr = lf, lf
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); lf.Close() })
+	t.Cleanup(func() { killGroup(cmd); lf.Close() })
 	for i := 0; i < 60; i++ {
 		if _, err := inLab(t, 5*time.Second, "", "", nil, "curl", "-sf", "-o", "/dev/null", "--max-time", "2", "http://"+addr+"/v2/"); err == nil {
 			return addr

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -82,6 +83,7 @@ func startFilesRepo(t *testing.T, dir string) string {
 	}
 	cmd := exec.Command(nodesScript(), "exec", self)
 	cmd.Env = append(os.Environ(), "LAYERCHECK_E2E_SERVE="+dir, "LAYERCHECK_E2E_LISTEN="+net.JoinHostPort(labGateway, filesPort))
+	ownGroup(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +92,7 @@ func startFilesRepo(t *testing.T, dir string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { killGroup(cmd) })
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -108,6 +110,24 @@ func startFilesRepo(t *testing.T, dir string) string {
 		t.Fatal("files_repo did not start within 30 s")
 	}
 	return "http://" + net.JoinHostPort(labGateway, filesPort)
+}
+
+// ownGroup starts cmd in a process group of its own, so that killGroup
+// stops the server it runs through nodes.sh exec and ip netns exec.
+func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
 }
 
 func nodesScript() string { return filepath.Join(repoRoot, "test", "nodes", "nodes.sh") }
