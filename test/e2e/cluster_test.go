@@ -331,6 +331,9 @@ kube_node
 		// explicitly skip this validation").
 		"kubeadm_ignore_preflight_errors": []string{"SystemVerification"},
 		"containerd_extra_runtime_args":   map[string]any{"restrict_oom_score_adj": true},
+		// runc cannot raise RLIMIT_NOFILE above the hard limit this machine
+		// gives (no CAP_SYS_RESOURCE); kubespray's base spec asks 65535.
+		"containerd_base_runtime_spec_rlimit_nofile": hardNofile(t),
 		// The add-ons operators enable first.
 		"metrics_server_enabled":         true,
 		"local_path_provisioner_enabled": true,
