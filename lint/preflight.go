@@ -36,16 +36,7 @@ func (c *checkCtx) preflightGroups() map[string][]string {
 		return out
 	}
 	for _, g := range inv.Groups {
-		in := map[string]bool{}
-		for _, h := range inv.HostsUnder(g.Name) {
-			in[h.Name] = true
-		}
-		hs := []string{}
-		for _, h := range c.hosts {
-			if in[h] {
-				hs = append(hs, h)
-			}
-		}
+		hs, _ := c.groupHosts(g.Name)
 		out[g.Name] = hs
 	}
 	if _, ok := out["all"]; !ok {
@@ -92,6 +83,10 @@ func checkPreflight(c *checkCtx) []Finding {
 	for i, h := range c.hosts {
 		hosts[i] = c.preflightHost(h, groups, memberOf)
 	}
+	memberKey := make([]string, len(hosts)) // group_names, for signatures
+	for i, h := range hosts {
+		memberKey[i] = strings.Join(h.GroupNames, ",")
+	}
 	ids := map[*parser.Value]int{} // each value read, numbered for signatures
 	type key struct {
 		task, line int
@@ -108,7 +103,7 @@ func checkPreflight(c *checkCtx) []Finding {
 		// hosts that give the task the same values get the same result
 		reads := c.cat.PreflightReads(t)
 		memo := map[string]kubespray.PreflightResult{}
-		sigs := c.signatureClasses(reads)
+		sigs := c.signatureClasses(reads, memberKey)
 		for i, h := range hosts {
 			if !inPlay(t.PlayHosts, h) {
 				continue
@@ -315,8 +310,9 @@ func inPlay(groups []string, h kubespray.PreflightHost) bool {
 // name when the task reads those, it reads the same values.
 type sigClasses struct {
 	c             *checkCtx
-	groups, names bool   // the task reads the host's groups, its name
-	own           []bool // per host: its own layer sets a variable read
+	groups, names bool     // the task reads the host's groups, its name
+	own           []bool   // per host: its own layer sets a variable read
+	memberKey     []string // per host: its group_names joined
 	sigs          map[sigClass]string
 }
 
@@ -325,9 +321,9 @@ type sigClass struct {
 	groups, name string
 }
 
-func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet) *sigClasses {
+func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet, memberKey []string) *sigClasses {
 	t := c.table
-	s := &sigClasses{c: c, sigs: map[sigClass]string{}, own: make([]bool, len(t.hostLayer))}
+	s := &sigClasses{c: c, sigs: map[sigClass]string{}, own: make([]bool, len(t.hostLayer)), memberKey: memberKey}
 	for _, n := range reads.Names {
 		switch n {
 		case "groups", "group_names":
@@ -358,7 +354,7 @@ func (s *sigClasses) of(i int, h kubespray.PreflightHost, sig func() string) str
 	}
 	k := sigClass{gid: t.gid[i]}
 	if s.groups {
-		k.groups = strings.Join(h.GroupNames, ",")
+		k.groups = s.memberKey[i]
 	}
 	if s.names {
 		k.name = h.Name
