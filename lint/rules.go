@@ -269,14 +269,30 @@ func (c *checkCtx) resolved(host, name string) *parser.Value {
 func (c *checkCtx) usesOfColumn(name string) []use {
 	var out []*use
 	at := map[*parser.Value]*use{}
+	count := map[*parser.Value]int{} // hosts per value: each list allocated once
 	var last *use
-	c.table.each(c.table.column(name), func(i int, v *parser.Value) {
+	col := c.table.column(name)
+	var lastV *parser.Value
+	n := 0
+	c.table.each(col, func(i int, v *parser.Value) {
+		if v != lastV {
+			if lastV != nil {
+				count[lastV] += n
+			}
+			lastV, n = v, 0
+		}
+		n++
+	})
+	if lastV != nil {
+		count[lastV] += n
+	}
+	c.table.each(col, func(i int, v *parser.Value) {
 		if v == nil {
 			return
 		}
 		if last == nil || last.ours != v {
 			if last = at[v]; last == nil {
-				last = &use{name: name, ours: v, judge: v}
+				last = &use{name: name, ours: v, judge: v, hosts: make([]string, 0, count[v])}
 				at[v] = last
 				out = append(out, last)
 			}
