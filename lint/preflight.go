@@ -87,7 +87,8 @@ func checkPreflight(c *checkCtx) []Finding {
 	for i, h := range hosts {
 		memberKey[i] = strings.Join(h.GroupNames, ",")
 	}
-	ids := map[*parser.Value]int{} // each value read, numbered for signatures
+	own := make([]bool, len(c.table.hostLayer)) // per task: see sigClasses
+	ids := map[*parser.Value]int{}              // each value read, numbered for signatures
 	type key struct {
 		task, line int
 		item       string
@@ -103,7 +104,8 @@ func checkPreflight(c *checkCtx) []Finding {
 		// hosts that give the task the same values get the same result
 		reads := c.cat.PreflightReads(t)
 		memo := map[string]kubespray.PreflightResult{}
-		sigs := c.signatureClasses(reads, memberKey)
+		clear(own)
+		sigs := c.signatureClasses(reads, memberKey, own)
 		for i, h := range hosts {
 			if !inPlay(t.PlayHosts, h) {
 				continue
@@ -321,9 +323,10 @@ type sigClass struct {
 	groups, name string
 }
 
-func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet, memberKey []string) *sigClasses {
+// own is cleared, of the length of the variable table's hosts.
+func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet, memberKey []string, own []bool) *sigClasses {
 	t := c.table
-	s := &sigClasses{c: c, sigs: map[sigClass]string{}, own: make([]bool, len(t.hostLayer)), memberKey: memberKey}
+	s := &sigClasses{c: c, sigs: map[sigClass]string{}, own: own, memberKey: memberKey}
 	for _, n := range reads.Names {
 		switch n {
 		case "groups", "group_names":

@@ -38,6 +38,13 @@ func registerRule(id string, sev Severity, summary string, check func(c *checkCt
 // measured by BenchmarkRun) run on their own goroutine, each with its own
 // copy of c (own caches: see apart), while the others run here.
 func runRules(c *checkCtx) []Finding {
+	// every group's hosts, read by rules on both sides: filled once here,
+	// then only read
+	if inv := c.in.Inventory; inv != nil {
+		for _, g := range inv.Groups {
+			c.groupHosts(g.Name)
+		}
+	}
 	found := make([][]Finding, len(rules))
 	var wg sync.WaitGroup
 	for i, rl := range rules {
@@ -68,14 +75,15 @@ var runApart = map[string]bool{"kubespray-preflight": true}
 
 // apart is a copy of c for a rule that runs concurrently with others: what
 // the rules only read is shared (input, catalogue, the variable table's
-// layers); the caches that checks fill as they go are its own.
+// layers, every group's hosts as runRules filled them); the caches that
+// checks fill as they go are its own.
 func (c *checkCtx) apart() *checkCtx {
 	own := *c
 	t := *c.table
 	t.cols = map[string]*column{}
 	own.table = &t
 	own.defaults = map[string]*parser.Value{}
-	own.templateNamesMemo, own.groupHostsMemo, own.hostIndex, own.hostByName = nil, nil, nil, nil
+	own.templateNamesMemo, own.hostByName = nil, nil
 	return &own
 }
 
