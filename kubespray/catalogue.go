@@ -503,41 +503,42 @@ func groupNames(h *parser.Host) map[string]bool {
 	return seen
 }
 
-// Definition is where one bundled release defines a variable.
-type Definition struct {
-	// Version is the bundled release ("v2.30.0", "master").
-	Version string
-	// File is the kubespray file of its primary default.
-	File string
+// Defining lists the bundled releases whose catalogue defines name, oldest
+// first ("master" last), for a variable the catalogue in use lacks: was it
+// removed, or is it newer? It reads the release index (Index), no
+// catalogue; DefinedIn says where a release defines it.
+func Defining(name string) []string {
+	x, err := Index()
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(x.Vars[name]))
+	for _, i := range x.Vars[name] {
+		out = append(out, x.Releases[i])
+	}
+	return out
 }
 
 var (
-	definingOnce sync.Once
-	definingIdx  map[string][]Definition
+	definedInMu sync.Mutex
+	definedIn   = map[string]map[string]string{}
 )
 
-// Defining lists the bundled releases whose catalogue defines name, oldest
-// first ("master" last), for a variable the catalogue in use lacks: was it
-// removed, or is it newer? The first call reads every bundled catalogue
-// (their variable names and files only); later calls reuse that index.
-func Defining(name string) []Definition {
-	definingOnce.Do(func() {
-		definingIdx = map[string][]Definition{}
-		for _, v := range ReleaseOrder() {
-			b, err := bundled.ReadFile(scan.FileName(v))
-			if err != nil {
-				continue
-			}
-			files, err := scan.DecodeDefinedIn(b)
-			if err != nil {
-				continue
-			}
-			for n, file := range files {
-				definingIdx[n] = append(definingIdx[n], Definition{Version: v, File: file})
-			}
+// DefinedIn is the kubespray file of name's primary default in the bundled
+// release version, "" when it does not define it. The first call for a
+// release reads its catalogue (variable names and files only); later
+// calls reuse it.
+func DefinedIn(version, name string) string {
+	definedInMu.Lock()
+	defer definedInMu.Unlock()
+	files, ok := definedIn[version]
+	if !ok {
+		if b, err := bundled.ReadFile(scan.FileName(version)); err == nil {
+			files, _ = scan.DecodeDefinedIn(b)
 		}
-	})
-	return definingIdx[name]
+		definedIn[version] = files
+	}
+	return files[name]
 }
 
 // ReleaseOrder is Versions oldest first, "master" (the newest) last.

@@ -56,6 +56,66 @@ func (m *hostVars) Keys() []string {
 	return out
 }
 
+// keyLister lists, per host, the names hostVars.Keys lists that keep
+// accepts, in the same order, without a set per host: a group layer's
+// names are filtered once.
+type keyLister struct {
+	t     *varTable
+	keep  func(string) bool
+	group map[int][]string // per group layer: its names kept
+	buf   []string
+}
+
+func (t *varTable) keysWhere(keep func(string) bool) *keyLister {
+	return &keyLister{t: t, keep: keep, group: map[int][]string{}}
+}
+
+// of is hostVars.Keys of the host at index i, filtered (valid until the
+// next call).
+func (l *keyLister) of(i int) []string {
+	t := l.t
+	g := t.groups[t.gid[i]]
+	gk, ok := l.group[t.gid[i]]
+	if !ok {
+		if g != nil {
+			for _, k := range g.Keys {
+				if l.keep(k) {
+					gk = append(gk, k)
+				}
+			}
+		}
+		l.group[t.gid[i]] = gk
+	}
+	own := t.hostLayer[i]
+	if own == nil && t.extra == nil {
+		return gk
+	}
+	out := append(l.buf[:0], gk...)
+	in := func(m *parser.Map, k string) bool {
+		if m == nil {
+			return false
+		}
+		_, ok := m.Values[k]
+		return ok
+	}
+	if own != nil {
+		for _, k := range own.Keys {
+			if l.keep(k) && !in(g, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	if t.extra != nil {
+		for _, k := range t.extra.Keys {
+			if l.keep(k) && !in(g, k) && !in(own, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	l.buf = out
+	return out
+}
+
 // varTable holds every host's layers and the columns read so far.
 type varTable struct {
 	groups    []*parser.Map // the distinct group layers

@@ -227,9 +227,7 @@ func Run(in Input) *Report {
 		c.in.UpgradeFrom, c.upgradeNote = inferUpgradeFrom(in.Cluster, in.Catalogue)
 	}
 	r.LocationsRelativeTo = c.multiBase
-	for _, rl := range rules {
-		r.Findings = append(r.Findings, rl.check(c)...)
-	}
+	r.Findings = append(r.Findings, runRules(c)...)
 	r.Findings = foldPreflight(r.Findings)
 	for i := range r.Findings {
 		maskSecrets(&r.Findings[i])

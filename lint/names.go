@@ -142,22 +142,23 @@ func checkOtherReleases(c *checkCtx) []Finding {
 			continue // upgrade-removed says it, for the release upgraded from
 		}
 		defs := kubespray.Defining(name)
-		if len(defs) == 0 || !releaseBefore(defs[len(defs)-1].Version, c.cat.Version) || len(c.nearest(name)) > 0 {
+		if len(defs) == 0 || !releaseBefore(defs[len(defs)-1], c.cat.Version) || len(c.nearest(name)) > 0 {
 			continue
 		}
 		if c.cat.ReadBy(name) != "" {
 			continue // still read, through another variable's default
 		}
 		first, last := defs[0], defs[len(defs)-1]
-		span := first.Version
-		if last.Version != first.Version {
-			span += " … " + last.Version
+		span := first
+		if last != first {
+			span += " … " + last
 		}
+		lastFile := kubespray.DefinedIn(last, name)
 		for _, u := range c.uses(name) {
 			f := c.finding("variable-not-in-release", SeverityWarning, u)
-			f.Message = fmt.Sprintf("kubespray %s no longer defines %s: the last bundled release that does is %s (%s)", c.cat.Version, name, last.Version, last.File)
+			f.Message = fmt.Sprintf("kubespray %s no longer defines %s: the last bundled release that does is %s (%s)", c.cat.Version, name, last, lastFile)
 			f.Why = fmt.Sprintf("kubespray ignores variables it does not define, so this setting most likely has no effect with %s. Bundled releases defining %s: %s.", c.cat.Name, name, span)
-			f.Fix = fmt.Sprintf("delete %s (kubespray's release notes after %s say what replaced it), unless your own templates read it", name, last.Version)
+			f.Fix = fmt.Sprintf("delete %s (kubespray's release notes after %s say what replaced it), unless your own templates read it", name, last)
 			out = append(out, f)
 		}
 	}

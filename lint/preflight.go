@@ -36,16 +36,7 @@ func (c *checkCtx) preflightGroups() map[string][]string {
 		return out
 	}
 	for _, g := range inv.Groups {
-		in := map[string]bool{}
-		for _, h := range inv.HostsUnder(g.Name) {
-			in[h.Name] = true
-		}
-		hs := []string{}
-		for _, h := range c.hosts {
-			if in[h] {
-				hs = append(hs, h)
-			}
-		}
+		hs, _ := c.groupHosts(g.Name)
 		out[g.Name] = hs
 	}
 	if _, ok := out["all"]; !ok {
@@ -92,7 +83,12 @@ func checkPreflight(c *checkCtx) []Finding {
 	for i, h := range c.hosts {
 		hosts[i] = c.preflightHost(h, groups, memberOf)
 	}
-	ids := map[*parser.Value]int{} // each value read, numbered for signatures
+	memberKey := make([]string, len(hosts)) // group_names, for signatures
+	for i, h := range hosts {
+		memberKey[i] = strings.Join(h.GroupNames, ",")
+	}
+	own := make([]bool, len(c.table.hostLayer)) // per task: see sigClasses
+	ids := map[*parser.Value]int{}              // each value read, numbered for signatures
 	type key struct {
 		task, line int
 		item       string
@@ -108,11 +104,13 @@ func checkPreflight(c *checkCtx) []Finding {
 		// hosts that give the task the same values get the same result
 		reads := c.cat.PreflightReads(t)
 		memo := map[string]kubespray.PreflightResult{}
-		for _, h := range hosts {
+		clear(own)
+		sigs := c.signatureClasses(reads, memberKey, own)
+		for i, h := range hosts {
 			if !inPlay(t.PlayHosts, h) {
 				continue
 			}
-			sig := c.readSignature(h, reads, ids)
+			sig := sigs.of(i, h, func() string { return c.readSignature(i, h, reads, ids) })
 			r, ok := memo[sig]
 			if !ok {
 				r = c.cat.EvalPreflight(t, h)
@@ -307,11 +305,77 @@ func inPlay(groups []string, h kubespray.PreflightHost) bool {
 	return false
 }
 
+// sigClasses shares readSignature between the hosts that must get the
+// same one: a host whose own layer sets none of the variables a task
+// reads (and without resolved values) reads what its group layer and the
+// extra vars give, so with the same group layer, and the same groups and
+// name when the task reads those, it reads the same values.
+type sigClasses struct {
+	c             *checkCtx
+	groups, names bool     // the task reads the host's groups, its name
+	own           []bool   // per host: its own layer sets a variable read
+	memberKey     []string // per host: its group_names joined
+	sigs          map[sigClass]string
+}
+
+type sigClass struct {
+	gid          int
+	groups, name string
+}
+
+// own is cleared, of the length of the variable table's hosts.
+func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet, memberKey []string, own []bool) *sigClasses {
+	t := c.table
+	s := &sigClasses{c: c, sigs: map[sigClass]string{}, own: own, memberKey: memberKey}
+	for _, n := range reads.Names {
+		switch n {
+		case "groups", "group_names":
+			s.groups = true
+		case "inventory_hostname", "inventory_hostname_short":
+			s.names = true
+		default:
+			for _, i := range t.byHostKey[n] {
+				s.own[i] = true
+			}
+		}
+	}
+	if reads.AllNames { // the host's variable names: its own layer's too
+		for i, l := range t.hostLayer {
+			if l != nil {
+				s.own[i] = true
+			}
+		}
+	}
+	return s
+}
+
+// of is the signature of the host at index i (h), sig computing it.
+func (s *sigClasses) of(i int, h kubespray.PreflightHost, sig func() string) string {
+	t := s.c.table
+	if s.c.in.Resolved != nil || i >= len(s.own) || s.own[i] {
+		return sig()
+	}
+	k := sigClass{gid: t.gid[i]}
+	if s.groups {
+		k.groups = s.memberKey[i]
+	}
+	if s.names {
+		k.name = h.Name
+	}
+	v, ok := s.sigs[k]
+	if !ok {
+		v = sig()
+		s.sigs[k] = v
+	}
+	return v
+}
+
 // readSignature identifies what a pre-flight task reads on a host: the
 // values of the variables it reads (each value is one *parser.Value, so
 // its address says it), the host's groups or name when it reads them, the
-// host's variable names when it lists variables by name.
-func (c *checkCtx) readSignature(h kubespray.PreflightHost, reads kubespray.PreflightReadSet, ids map[*parser.Value]int) string {
+// host's variable names when it lists variables by name. h is the host at
+// index i of c.hosts: its values are read from the columns.
+func (c *checkCtx) readSignature(i int, h kubespray.PreflightHost, reads kubespray.PreflightReadSet, ids map[*parser.Value]int) string {
 	var b strings.Builder
 	for _, n := range reads.Names {
 		switch n {
@@ -320,7 +384,7 @@ func (c *checkCtx) readSignature(h kubespray.PreflightHost, reads kubespray.Pref
 		case "inventory_hostname", "inventory_hostname_short":
 			b.WriteString(h.Name)
 		default:
-			v, _ := c.value(h.Name, n)
+			v, _ := c.valueAt(i, n)
 			id, ok := ids[v]
 			if !ok {
 				id = len(ids)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
@@ -30,6 +31,60 @@ func registerRule(id string, sev Severity, summary string, check func(c *checkCt
 		}
 	}
 	rules = append(rules, rule{id, sev, summary, check})
+}
+
+// runRules runs every rule and returns their findings in the rules'
+// order. The rules marked apart (each a large share of a lint's time, as
+// measured by BenchmarkRun) run on their own goroutine, each with its own
+// copy of c (own caches: see apart), while the others run here.
+func runRules(c *checkCtx) []Finding {
+	// every group's hosts, read by rules on both sides: filled once here,
+	// then only read
+	if inv := c.in.Inventory; inv != nil {
+		for _, g := range inv.Groups {
+			c.groupHosts(g.Name)
+		}
+	}
+	found := make([][]Finding, len(rules))
+	var wg sync.WaitGroup
+	for i, rl := range rules {
+		if !runApart[rl.id] {
+			continue
+		}
+		wg.Add(1)
+		go func(own *checkCtx) {
+			defer wg.Done()
+			found[i] = rl.check(own)
+		}(c.apart())
+	}
+	for i, rl := range rules {
+		if !runApart[rl.id] {
+			found[i] = rl.check(c)
+		}
+	}
+	wg.Wait()
+	var out []Finding
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out
+}
+
+// runApart are the rules runRules runs concurrently with the others.
+var runApart = map[string]bool{"kubespray-preflight": true}
+
+// apart is a copy of c for a rule that runs concurrently with others: what
+// the rules only read is shared (input, catalogue, the variable table's
+// layers, every group's hosts as runRules filled them); the caches that
+// checks fill as they go are its own.
+func (c *checkCtx) apart() *checkCtx {
+	own := *c
+	t := *c.table
+	t.cols = map[string]*column{}
+	own.table = &t
+	own.defaults = map[string]*parser.Value{}
+	own.templateNamesMemo, own.hostByName = nil, nil
+	return &own
 }
 
 // RuleInfo describes a rule for documentation and `layercheck lint --rules`.
@@ -222,14 +277,30 @@ func (c *checkCtx) resolved(host, name string) *parser.Value {
 func (c *checkCtx) usesOfColumn(name string) []use {
 	var out []*use
 	at := map[*parser.Value]*use{}
+	count := map[*parser.Value]int{} // hosts per value: each list allocated once
 	var last *use
-	c.table.each(c.table.column(name), func(i int, v *parser.Value) {
+	col := c.table.column(name)
+	var lastV *parser.Value
+	n := 0
+	c.table.each(col, func(i int, v *parser.Value) {
+		if v != lastV {
+			if lastV != nil {
+				count[lastV] += n
+			}
+			lastV, n = v, 0
+		}
+		n++
+	})
+	if lastV != nil {
+		count[lastV] += n
+	}
+	c.table.each(col, func(i int, v *parser.Value) {
 		if v == nil {
 			return
 		}
 		if last == nil || last.ours != v {
 			if last = at[v]; last == nil {
-				last = &use{name: name, ours: v, judge: v}
+				last = &use{name: name, ours: v, judge: v, hosts: make([]string, 0, count[v])}
 				at[v] = last
 				out = append(out, last)
 			}

@@ -32,20 +32,15 @@ func kindOf(v *parser.Value) string {
 
 func checkShapes(c *checkCtx) []Finding {
 	var groups byFirstSeen[*parser.Value, use]
-	for _, h := range c.hosts {
-		m := c.varsOf(h)
-		if m == nil {
-			continue
-		}
-		for _, name := range m.Keys() {
-			if c.cat.Shape(name) == nil {
-				continue
-			}
-			v, set := c.value(h, name)
+	t := c.table
+	keys := t.keysWhere(func(name string) bool { return c.cat.Shape(name) != nil })
+	for i, h := range c.hosts {
+		for _, name := range keys.of(i) {
+			v, set := c.valueAt(i, name)
 			if !set || kindOf(v) == "" {
 				continue
 			}
-			u := groups.get(v, func() *use { return &use{name: name, ours: m.Get(name), judge: v} })
+			u := groups.get(v, func() *use { return &use{name: name, ours: t.at(t.column(name), i), judge: v} })
 			u.hosts = append(u.hosts, h)
 		}
 	}

@@ -237,6 +237,48 @@ func (inv *Inventory) iniHostLine(file string, lineNo int, raw, line, group stri
 // text itself when that fails; tuples and sets become lists, bytes and
 // complex numbers and "..." become str.
 func iniValue(text string, pos Pos, origin Origin) (*Value, error) {
+	if notPyLiteral(text) {
+		return &Value{Kind: KindString, Str: text, Raw: text, Pos: pos, Origin: origin}, nil
+	}
+	return iniValueEval(text, pos, origin)
+}
+
+// notPyLiteral reports, without evaluating it, whether text is one of the
+// values ast.literal_eval certainly rejects that host lines are full of:
+// a name ("r4", "etcd1", "ubuntu"; not True, False, None or set) or
+// numbers joined by dots ("10.0.0.4").
+func notPyLiteral(text string) bool {
+	if text == "" {
+		return false
+	}
+	switch text {
+	case "True", "False", "None", "set":
+		return false
+	}
+	name := text[0] == '_' || text[0] >= 'a' && text[0] <= 'z' || text[0] >= 'A' && text[0] <= 'Z'
+	dots, digits := 0, 0
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			if !name {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if name {
+		return dots == 0
+	}
+	return dots >= 2 && digits > 0
+}
+
+// iniValueEval is iniValue by ast.literal_eval.
+func iniValueEval(text string, pos Pos, origin Origin) (*Value, error) {
 	pv, err := pyLiteralEval(text)
 	if err != nil {
 		if errors.Is(err, errUnhashable) {

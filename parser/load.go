@@ -89,6 +89,7 @@ func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
 	inv.ignoredFrom = opts.Ignore.sourceName()
 	inv.unparsedWarns = opts.UnparsedIsWarning
 	inv.Sources = append([]string(nil), sources...)
+	pre := prefetchVars(inv.Sources)
 	parsedAny := false
 	for _, src := range sources {
 		if src == "" {
@@ -104,11 +105,13 @@ func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
 		}
 		ok, err := inv.parseSource(src, true)
 		if err != nil {
+			pre.cancel()
 			return nil, err
 		}
 		parsedAny = parsedAny || ok
 	}
 	if !parsedAny && inv.noInventoryErr != nil {
+		pre.cancel()
 		return nil, inv.noInventoryErr
 	}
 	inv.Parsed = parsedAny || len(sources) == 0
@@ -118,7 +121,7 @@ func LoadWith(opts LoadOptions, sources ...string) (*Inventory, error) {
 		// as Ansible: without a parsed source the inventory is not reconciled
 		inv.warnf("No inventory was parsed, only implicit localhost is available")
 	}
-	if err := inv.loadVarsFiles(); err != nil {
+	if err := inv.loadVarsFiles(pre); err != nil {
 		return nil, err
 	}
 	inv.keepUnreadVarsDirs()

@@ -1,12 +1,40 @@
 package parser
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // shlexSplit is Python's shlex.split(s, comments=True) in POSIX mode, which
 // ansible-core's INI inventory plugin uses on host lines: quotes and
 // backslash escapes as a POSIX shell, and "#" ends the line even in the
 // middle of a word ("a=b#c" gives "a=b").
 func shlexSplit(s string) ([]string, error) {
+	if plainASCII(s) {
+		// nothing to unquote, escape or cut: words between whitespace
+		out := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\r' || r == '\n' })
+		if len(out) == 0 {
+			return nil, nil
+		}
+		return out, nil
+	}
+	return shlexSplitQuoted(s)
+}
+
+// plainASCII reports whether s is ASCII without quotes, backslashes or
+// "#": what most host lines are.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x80, c == '\'', c == '"', c == '\\', c == '#':
+			return false
+		}
+	}
+	return true
+}
+
+// shlexSplitQuoted is shlexSplit for any line.
+func shlexSplitQuoted(s string) ([]string, error) {
 	const (
 		stWhite = ' '
 		stWord  = 'a'

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // yamlExts is ansible-core's YAML_FILENAME_EXTENSIONS.
@@ -19,13 +20,13 @@ var yamlExts = []string{".yml", ".yaml", ".json"}
 // findExts is the order find_vars_files tries: the bare name first.
 var findExts = []string{"", ".yml", ".yaml", ".json"}
 
-// loadVarsFiles reads group_vars/ and host_vars/ beside each source, as the
-// host_group_vars vars plugin does (DataLoader.find_vars_files: the name
-// itself, as a file or a directory walked recursively in sorted order,
-// else name.yml, name.yaml, name.json; the first that exists wins).
-func (inv *Inventory) loadVarsFiles() error {
+// varsDirsOf is the directories whose group_vars/ and host_vars/
+// loadVarsFiles reads for sources, in order, each once: a source's own
+// directory when it is one, else the directory it is in.
+func varsDirsOf(sources []string) []string {
+	var dirs []string
 	seen := map[string]bool{}
-	for _, src := range inv.Sources {
+	for _, src := range sources {
 		if src == "" {
 			continue
 		}
@@ -38,34 +39,132 @@ func (inv *Inventory) loadVarsFiles() error {
 		if st, err := os.Stat(src); err != nil || !st.IsDir() {
 			dir = filepath.Dir(src)
 		}
+		dirs = append(dirs, dir)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+	}
+	return dirs
+}
+
+// varsPrefetch reads and parses the group_vars/ and host_vars/ files of
+// the sources' directories in the background, while the sources
+// themselves are parsed: the files do not depend on the hosts and groups
+// (which only decide, afterwards, what is applied and what an error
+// means).
+type varsPrefetch struct {
+	done    chan struct{}
+	stop    atomic.Bool
+	results map[string]*varsDirRead // by filepath.Join(dir, sub)
+}
+
+func prefetchVars(sources []string) *varsPrefetch {
+	p := &varsPrefetch{done: make(chan struct{}), results: map[string]*varsDirRead{}}
+	dirs := varsDirsOf(sources)
+	go func() {
+		defer close(p.done)
+		seen := map[string]bool{}
+		for _, dir := range dirs {
+			if seen[dir] {
+				continue
+			}
+			seen[dir] = true
+			for _, sub := range []string{"group_vars", "host_vars"} {
+				if p.stop.Load() {
+					return
+				}
+				p.results[filepath.Join(dir, sub)] = readVarsDir(dir, sub, &p.stop)
+			}
+		}
+	}()
+	return p
+}
+
+// wait returns the read of dir/sub (nil when it was not read), after
+// the prefetch is done.
+func (p *varsPrefetch) wait(dir, sub string) *varsDirRead {
+	if p == nil {
+		return nil
+	}
+	<-p.done
+	return p.results[filepath.Join(dir, sub)]
+}
+
+// cancel stops the prefetch (the sources failed to parse) and waits for
+// it.
+func (p *varsPrefetch) cancel() {
+	if p == nil {
+		return
+	}
+	p.stop.Store(true)
+	<-p.done
+}
+
+// loadVarsFiles reads group_vars/ and host_vars/ beside each source, as the
+// host_group_vars vars plugin does (DataLoader.find_vars_files: the name
+// itself, as a file or a directory walked recursively in sorted order,
+// else name.yml, name.yaml, name.json; the first that exists wins). What
+// pre read already is not read again.
+func (inv *Inventory) loadVarsFiles(pre *varsPrefetch) error {
+	seen := map[string]bool{}
+	for _, dir := range varsDirsOf(inv.Sources) {
 		inv.varsDirs = append(inv.varsDirs, dir)
 		if seen[dir] {
 			continue
 		}
 		seen[dir] = true
-		if err := inv.loadVarsDir(dir, "group_vars", inv.GroupVarsFiles); err != nil {
-			return err
-		}
-		if err := inv.loadVarsDir(dir, "host_vars", inv.HostVarsFiles); err != nil {
-			return err
+		for _, sub := range []string{"group_vars", "host_vars"} {
+			into := inv.GroupVarsFiles
+			if sub == "host_vars" {
+				into = inv.HostVarsFiles
+			}
+			r := pre.wait(dir, sub)
+			if r == nil {
+				r = readVarsDir(dir, sub, nil)
+			}
+			if err := inv.applyVarsDir(r, into); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) error {
+// varsDirRead is one group_vars/ or host_vars/ directory read and its
+// files parsed, before anything is applied to the inventory.
+type varsDirRead struct {
+	dir, sub string
+	notDir   bool  // base exists and is no directory
+	err      error // the listing failed
+	jobs     []*varsFileRead
+}
+
+type varsFileRead struct {
+	name, path string
+	vf         *VarsFile
+	warnings   []string
+	err        error
+	size       int64
+}
+
+// readVarsDir lists dir/sub and reads and parses its files on all CPUs
+// (stop, when not nil, ends it early: the read is then not used).
+func readVarsDir(dir, sub string, stop *atomic.Bool) *varsDirRead {
+	r := &varsDirRead{dir: dir, sub: sub}
 	base := filepath.Join(dir, sub)
 	st, err := os.Stat(base)
 	if err != nil {
-		return nil
+		return r
 	}
 	if !st.IsDir() {
-		inv.warnf("Found %s that is not a directory, skipping: %s", sub, base)
-		return nil
+		r.notDir = true
+		return r
 	}
 	entries, err := os.ReadDir(base)
 	if err != nil {
-		return fmt.Errorf("%s: %v", base, err)
+		r.err = fmt.Errorf("%s: %v", base, err)
+		return r
 	}
 	present := map[string]fs.DirEntry{}
 	for _, e := range entries {
@@ -86,32 +185,28 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
-	type job struct {
-		name, path string
-		vf         *VarsFile
-		warnings   []string
-		err        error
-		size       int64
-	}
-	var jobs []*job
 	for _, name := range sorted {
 		paths, err := findVarsFiles(base, name, present)
 		if err != nil {
-			return err
+			r.err = err
+			return r
 		}
 		for _, p := range paths {
-			jobs = append(jobs, &job{name: name, path: p})
+			r.jobs = append(r.jobs, &varsFileRead{name: name, path: p})
 		}
 	}
 	// files are independent: read and parse them on all CPUs, then apply
 	// the results (and their warnings) in Ansible's order
 	var wg sync.WaitGroup
-	next := make(chan *job)
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(jobs)); w++ {
+	next := make(chan *varsFileRead)
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(r.jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range next {
+				if stop != nil && stop.Load() {
+					continue
+				}
 				if st, err := os.Stat(j.path); err == nil && st.Mode().IsRegular() {
 					j.size = st.Size()
 				}
@@ -119,12 +214,25 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 			}
 		}()
 	}
-	for _, j := range jobs {
+	for _, j := range r.jobs {
 		next <- j
 	}
 	close(next)
 	wg.Wait()
-	for _, j := range jobs {
+	return r
+}
+
+// applyVarsDir applies a read directory's files to the inventory, in
+// Ansible's order, with their warnings.
+func (inv *Inventory) applyVarsDir(r *varsDirRead, into map[string][]*VarsFile) error {
+	if r.notDir {
+		inv.warnf("Found %s that is not a directory, skipping: %s", r.sub, filepath.Join(r.dir, r.sub))
+		return nil
+	}
+	if r.err != nil {
+		return r.err
+	}
+	for _, j := range r.jobs {
 		if j.size <= MaxFileBytes {
 			if inv.bytesRead += j.size; inv.bytesRead > MaxInventoryBytes {
 				return &FileSizeError{Path: j.path, Limit: MaxInventoryBytes, What: "inventory"}
@@ -135,17 +243,17 @@ func (inv *Inventory) loadVarsDir(dir, sub string, into map[string][]*VarsFile) 
 		}
 		if j.err != nil {
 			known := inv.groups[j.name] != nil
-			if sub == "host_vars" {
+			if r.sub == "host_vars" {
 				known = inv.hosts[j.name] != nil
 			}
 			if known {
 				return j.err
 			}
 			// Ansible reads files only for existing groups/hosts
-			inv.warnf("%v (not used: no %s named %q)", j.err, strings.TrimSuffix(sub, "_vars"), j.name)
+			inv.warnf("%v (not used: no %s named %q)", j.err, strings.TrimSuffix(r.sub, "_vars"), j.name)
 			continue
 		}
-		j.vf.dir = dir
+		j.vf.dir = r.dir
 		into[j.name] = append(into[j.name], j.vf)
 	}
 	return nil
