@@ -154,6 +154,7 @@ type checkCtx struct {
 	// groupHosts (the inventory does not change while the rules run).
 	templateNamesMemo map[string]bool
 	groupHostsMemo    map[string][]string
+	groupHostIdx      map[string][]int     // groupHostsMemo's hosts as indexes in hosts
 	hostIndex         map[*parser.Host]int // a host's index in hosts
 	hostByName        map[string]int       // the same by name (varsOf)
 }
@@ -459,24 +460,43 @@ func (c *checkCtx) groupHosts(name string) (hosts []string, ok bool) {
 			c.hostIndex[h] = i
 		}
 	}
+	// the hosts of the group and of its descendants (HostsUnder's), marked
+	// by index: the result is in inventory order whatever the groups' order
+	g := inv.Group(name)
+	groups := []*parser.Group{g}
+	seen := map[*parser.Group]bool{g: true}
+	for k := 0; k < len(groups); k++ {
+		for _, kid := range groups[k].Children {
+			if !seen[kid] {
+				seen[kid] = true
+				groups = append(groups, kid)
+			}
+		}
+	}
 	in := make([]bool, len(c.hosts))
 	n := 0
-	for _, h := range inv.HostsUnder(name) {
-		if i, ok := c.hostIndex[h]; ok && !in[i] {
-			in[i] = true
-			n++
+	for _, kid := range groups {
+		for _, h := range kid.Hosts {
+			if i, ok := c.hostIndex[h]; ok && !in[i] {
+				in[i] = true
+				n++
+			}
 		}
 	}
 	hosts = make([]string, 0, n)
+	idx := make([]int, 0, n)
 	for i, h := range c.hosts {
 		if in[i] {
 			hosts = append(hosts, h)
+			idx = append(idx, i)
 		}
 	}
 	if c.groupHostsMemo == nil {
 		c.groupHostsMemo = map[string][]string{}
+		c.groupHostIdx = map[string][]int{}
 	}
 	c.groupHostsMemo[name] = hosts
+	c.groupHostIdx[name] = idx
 	return hosts[:len(hosts):len(hosts)], true
 }
 
