@@ -82,7 +82,7 @@ func (c *checkCtx) memberships() memberships {
 	return m
 }
 
-func (c *checkCtx) preflightHost(h string, groups map[string][]string, names []string) kubespray.PreflightHost {
+func (c *checkCtx) preflightHost(h string, groups *kubespray.PreflightGroups, names []string) kubespray.PreflightHost {
 	return kubespray.PreflightHost{
 		Name: h,
 		Lookup: func(name string) (any, bool) {
@@ -104,7 +104,7 @@ func checkPreflight(c *checkCtx) []Finding {
 	if len(tasks) == 0 || c.in.Inventory == nil {
 		return nil
 	}
-	groups := c.preflightGroups()
+	groups := kubespray.NewPreflightGroups(c.preflightGroups())
 	m := c.memberships()
 	own := make([]bool, len(c.table.hostLayer)) // per task: see sigClasses
 	ids := map[*parser.Value]int{}              // each value read, numbered for signatures
