@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -452,15 +453,25 @@ func ApplyDynamicGroups(inv *parser.Inventory) {
 		host  *parser.Host
 	}
 	var adds []add
-	for _, h := range inv.Hosts {
-		names := groupNames(h)
-		for _, m := range dynamicGroups {
-			for _, from := range m.From {
-				if names[from] {
-					adds = append(adds, add{m.Group, h})
-					break
+	// the groups a host lands in depend on its direct groups only: hosts
+	// in a row with the same ones (a host range) share them
+	var lastDirect []*parser.Group
+	var lastTo []string
+	for i, h := range inv.Hosts {
+		if i == 0 || !slices.Equal(h.Groups, lastDirect) {
+			names := groupNames(h)
+			lastDirect, lastTo = h.Groups, nil
+			for _, m := range dynamicGroups {
+				for _, from := range m.From {
+					if names[from] {
+						lastTo = append(lastTo, m.Group)
+						break
+					}
 				}
 			}
+		}
+		for _, g := range lastTo {
+			adds = append(adds, add{g, h})
 		}
 	}
 	for _, a := range adds {

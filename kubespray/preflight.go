@@ -45,10 +45,41 @@ type PreflightHost struct {
 	Lookup Lookup
 	// VarNames lists the names Lookup knows (query('varnames')).
 	VarNames func() []string
-	// Groups maps every group (all and ungrouped included) to its hosts,
-	// in inventory order; GroupNames are the host's groups (group_names).
-	Groups     map[string][]string
+	// Groups is the play's groups variable, shared by its hosts;
+	// GroupNames are the host's groups (group_names).
+	Groups     *PreflightGroups
 	GroupNames []string
+}
+
+// PreflightGroups is the groups variable of a play: every group (all and
+// ungrouped included) with its hosts in inventory order. Its Jinja value
+// is made once, whatever the number of hosts and tasks reading it.
+type PreflightGroups struct {
+	hosts map[string][]string
+	once  sync.Once
+	value map[string]any
+}
+
+// NewPreflightGroups makes the groups variable from each group's hosts.
+func NewPreflightGroups(hosts map[string][]string) *PreflightGroups {
+	return &PreflightGroups{hosts: hosts}
+}
+
+func (g *PreflightGroups) jinja() map[string]any {
+	if g == nil {
+		return map[string]any{}
+	}
+	g.once.Do(func() {
+		g.value = make(map[string]any, len(g.hosts))
+		for name, hs := range g.hosts {
+			l := make([]any, len(hs))
+			for i, h := range hs {
+				l[i] = h
+			}
+			g.value[name] = l
+		}
+	})
+	return g.value
 }
 
 // PreflightResult is the outcome of a PreflightTask on one host.
@@ -217,7 +248,7 @@ type preflightEnv struct {
 	role string
 	// assume are the facts given a value (PreflightTask.Assume).
 	assume map[string]any
-	// groups is the groups variable, made once.
+	// groups is the groups variable, once read.
 	groups map[string]any
 }
 
@@ -312,14 +343,7 @@ func (e *preflightEnv) Lookup(name string) any {
 		return out
 	case "groups":
 		if e.groups == nil {
-			e.groups = make(map[string]any, len(e.h.Groups))
-			for g, hs := range e.h.Groups {
-				l := make([]any, len(hs))
-				for i, h := range hs {
-					l[i] = h
-				}
-				e.groups[g] = l
-			}
+			e.groups = e.h.Groups.jinja()
 		}
 		return e.groups
 	}

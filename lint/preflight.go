@@ -45,8 +45,44 @@ func (c *checkCtx) preflightGroups() map[string][]string {
 	return out
 }
 
-func (c *checkCtx) preflightHost(h string, groups map[string][]string, memberOf map[string][]string) kubespray.PreflightHost {
-	names := memberOf[h]
+// memberships numbers the distinct group_names of the hosts: of is each
+// host's number (by index in c.hosts), names the groups of each number, in
+// inventory order (all and ungrouped left out).
+type memberships struct {
+	of    []int
+	names [][]string
+}
+
+func (c *checkCtx) memberships() memberships {
+	m := memberships{of: make([]int, len(c.hosts)), names: [][]string{nil}}
+	// a host's number moves, group by group, from the groups it is in so
+	// far to those plus this one: hosts that were together mostly stay so
+	type step struct{ from, group int }
+	next := map[step]int{}
+	for gi, g := range c.in.Inventory.Groups {
+		if g.Name == "all" || g.Name == "ungrouped" {
+			continue
+		}
+		last, lastTo := step{-1, -1}, 0
+		for _, i := range c.groupHostIdx[g.Name] {
+			st := step{m.of[i], gi}
+			if st != last {
+				to, ok := next[st]
+				if !ok {
+					from := m.names[st.from]
+					to = len(m.names)
+					m.names = append(m.names, append(from[:len(from):len(from)], g.Name))
+					next[st] = to
+				}
+				last, lastTo = st, to
+			}
+			m.of[i] = lastTo
+		}
+	}
+	return m
+}
+
+func (c *checkCtx) preflightHost(h string, groups *kubespray.PreflightGroups, names []string) kubespray.PreflightHost {
 	return kubespray.PreflightHost{
 		Name: h,
 		Lookup: func(name string) (any, bool) {
@@ -68,25 +104,8 @@ func checkPreflight(c *checkCtx) []Finding {
 	if len(tasks) == 0 || c.in.Inventory == nil {
 		return nil
 	}
-	groups := c.preflightGroups()
-	// group_names per host, groups in inventory order: a stable signature
-	memberOf := map[string][]string{}
-	for _, g := range c.in.Inventory.Groups {
-		if g.Name == "all" || g.Name == "ungrouped" {
-			continue
-		}
-		for _, h := range groups[g.Name] {
-			memberOf[h] = append(memberOf[h], g.Name)
-		}
-	}
-	hosts := make([]kubespray.PreflightHost, len(c.hosts))
-	for i, h := range c.hosts {
-		hosts[i] = c.preflightHost(h, groups, memberOf)
-	}
-	memberKey := make([]string, len(hosts)) // group_names, for signatures
-	for i, h := range hosts {
-		memberKey[i] = strings.Join(h.GroupNames, ",")
-	}
+	groups := kubespray.NewPreflightGroups(c.preflightGroups())
+	m := c.memberships()
 	own := make([]bool, len(c.table.hostLayer)) // per task: see sigClasses
 	ids := map[*parser.Value]int{}              // each value read, numbered for signatures
 	type key struct {
@@ -105,16 +124,31 @@ func checkPreflight(c *checkCtx) []Finding {
 		reads := c.cat.PreflightReads(t)
 		memo := map[string]kubespray.PreflightResult{}
 		clear(own)
-		sigs := c.signatureClasses(reads, memberKey, own)
-		for i, h := range hosts {
-			if !inPlay(t.PlayHosts, h) {
+		sigs := c.signatureClasses(reads, own)
+		play := make([]bool, len(m.names)) // per membership: in the task's play
+		for id, names := range m.names {
+			play[id] = inPlay(t.PlayHosts, names)
+		}
+		var lastSig string
+		var lastR kubespray.PreflightResult
+		haveLast := false
+		for i, name := range c.hosts {
+			id := m.of[i]
+			if !play[id] {
 				continue
 			}
-			sig := sigs.of(i, h, func() string { return c.readSignature(i, h, reads, ids) })
-			r, ok := memo[sig]
-			if !ok {
-				r = c.cat.EvalPreflight(t, h)
-				memo[sig] = r
+			sig := sigs.of(i, name, id, m.names[id], reads, ids)
+			var r kubespray.PreflightResult
+			if haveLast && sig == lastSig {
+				r = lastR
+			} else {
+				var ok bool
+				r, ok = memo[sig]
+				if !ok {
+					r = c.cat.EvalPreflight(t, c.preflightHost(name, groups, m.names[id]))
+					memo[sig] = r
+				}
+				lastSig, lastR, haveLast = sig, r, true
 			}
 			if r.Outcome != kubespray.Fail {
 				continue
@@ -126,14 +160,14 @@ func checkPreflight(c *checkCtx) []Finding {
 			var at *parser.Value
 			atName := ""
 			for _, n := range append(kubespray.ExprVars(expr), kubespray.ExprVars(strings.Join(t.When, " and "))...) {
-				if v, set := c.value(h.Name, n); set && v != nil {
+				if v, set := c.value(name, n); set && v != nil {
 					at, atName = v, n
 					break
 				}
 			}
 			k := key{ti, r.That.Line, fmt.Sprint(r.Item), at}
-			u := byKey.get(k, func() *use { return &use{name: atName, ours: c.varsOf(h.Name).Get(atName), judge: at} })
-			u.hosts = append(u.hosts, h.Name)
+			u := byKey.get(k, func() *use { return &use{name: atName, ours: c.varsOf(name).Get(atName), judge: at} })
+			u.hosts = append(u.hosts, name)
 			results[k] = r
 		}
 		for _, k := range byKey.order {
@@ -293,12 +327,12 @@ func assertGroup(expr string, item any) string {
 }
 
 // inPlay reports whether the play of a pre-flight task targets the host.
-func inPlay(groups []string, h kubespray.PreflightHost) bool {
+func inPlay(groups []string, groupNames []string) bool {
 	if len(groups) == 0 {
 		return true
 	}
 	for _, g := range groups {
-		if containsStr(h.GroupNames, g) {
+		if containsStr(groupNames, g) {
 			return true
 		}
 	}
@@ -312,21 +346,23 @@ func inPlay(groups []string, h kubespray.PreflightHost) bool {
 // name when the task reads those, it reads the same values.
 type sigClasses struct {
 	c             *checkCtx
-	groups, names bool     // the task reads the host's groups, its name
-	own           []bool   // per host: its own layer sets a variable read
-	memberKey     []string // per host: its group_names joined
+	groups, names bool   // the task reads the host's groups, its name
+	own           []bool // per host: its own layer sets a variable read
 	sigs          map[sigClass]string
+	last          sigClass // the class of the host before, and its signature
+	lastSig       string
+	haveLast      bool
 }
 
 type sigClass struct {
-	gid          int
-	groups, name string
+	gid, groups int // groups: the host's memberships number
+	name        string
 }
 
 // own is cleared, of the length of the variable table's hosts.
-func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet, memberKey []string, own []bool) *sigClasses {
+func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet, own []bool) *sigClasses {
 	t := c.table
-	s := &sigClasses{c: c, sigs: map[sigClass]string{}, own: own, memberKey: memberKey}
+	s := &sigClasses{c: c, sigs: map[sigClass]string{}, own: own}
 	for _, n := range reads.Names {
 		switch n {
 		case "groups", "group_names":
@@ -349,24 +385,30 @@ func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet, memberKey 
 	return s
 }
 
-// of is the signature of the host at index i (h), sig computing it.
-func (s *sigClasses) of(i int, h kubespray.PreflightHost, sig func() string) string {
+// of is the readSignature of the host at index i (named name, of
+// memberships number member, in groups groupNames).
+func (s *sigClasses) of(i int, name string, member int, groupNames []string, reads kubespray.PreflightReadSet, ids map[*parser.Value]int) string {
 	t := s.c.table
+	sig := func() string { return s.c.readSignature(i, name, groupNames, reads, ids) }
 	if s.c.in.Resolved != nil || i >= len(s.own) || s.own[i] {
 		return sig()
 	}
 	k := sigClass{gid: t.gid[i]}
 	if s.groups {
-		k.groups = s.memberKey[i]
+		k.groups = member
 	}
 	if s.names {
-		k.name = h.Name
+		k.name = name
+	}
+	if s.haveLast && k == s.last {
+		return s.lastSig
 	}
 	v, ok := s.sigs[k]
 	if !ok {
 		v = sig()
 		s.sigs[k] = v
 	}
+	s.last, s.lastSig, s.haveLast = k, v, true
 	return v
 }
 
@@ -375,14 +417,14 @@ func (s *sigClasses) of(i int, h kubespray.PreflightHost, sig func() string) str
 // its address says it), the host's groups or name when it reads them, the
 // host's variable names when it lists variables by name. h is the host at
 // index i of c.hosts: its values are read from the columns.
-func (c *checkCtx) readSignature(i int, h kubespray.PreflightHost, reads kubespray.PreflightReadSet, ids map[*parser.Value]int) string {
+func (c *checkCtx) readSignature(i int, name string, groupNames []string, reads kubespray.PreflightReadSet, ids map[*parser.Value]int) string {
 	var b strings.Builder
 	for _, n := range reads.Names {
 		switch n {
 		case "groups", "group_names":
-			b.WriteString(strings.Join(h.GroupNames, ","))
+			b.WriteString(strings.Join(groupNames, ","))
 		case "inventory_hostname", "inventory_hostname_short":
-			b.WriteString(h.Name)
+			b.WriteString(name)
 		default:
 			v, _ := c.valueAt(i, n)
 			id, ok := ids[v]
@@ -395,7 +437,7 @@ func (c *checkCtx) readSignature(i int, h kubespray.PreflightHost, reads kubespr
 		b.WriteByte('|')
 	}
 	if reads.AllNames {
-		b.WriteString(strings.Join(c.varsOf(h.Name).Keys(), ","))
+		b.WriteString(strings.Join(c.varsOf(name).Keys(), ","))
 	}
 	return b.String()
 }

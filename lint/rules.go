@@ -154,6 +154,7 @@ type checkCtx struct {
 	// groupHosts (the inventory does not change while the rules run).
 	templateNamesMemo map[string]bool
 	groupHostsMemo    map[string][]string
+	groupHostIdx      map[string][]int     // groupHostsMemo's hosts as indexes in hosts
 	hostIndex         map[*parser.Host]int // a host's index in hosts
 	hostByName        map[string]int       // the same by name (varsOf)
 }
@@ -453,31 +454,66 @@ func (c *checkCtx) groupHosts(name string) (hosts []string, ok bool) {
 	if hs, ok := c.groupHostsMemo[name]; ok {
 		return hs[:len(hs):len(hs)], true // a caller's append copies
 	}
-	if c.hostIndex == nil {
-		c.hostIndex = make(map[*parser.Host]int, len(inv.Hosts))
-		for i, h := range inv.Hosts {
-			c.hostIndex[h] = i
+	// the hosts of the group and of its descendants (HostsUnder's), marked
+	// by index: the result is in inventory order whatever the groups' order
+	g := inv.Group(name)
+	groups := []*parser.Group{g}
+	seen := map[*parser.Group]bool{g: true}
+	for k := 0; k < len(groups); k++ {
+		for _, kid := range groups[k].Children {
+			if !seen[kid] {
+				seen[kid] = true
+				groups = append(groups, kid)
+			}
 		}
 	}
 	in := make([]bool, len(c.hosts))
 	n := 0
-	for _, h := range inv.HostsUnder(name) {
-		if i, ok := c.hostIndex[h]; ok && !in[i] {
-			in[i] = true
-			n++
+	for _, kid := range groups {
+		next := -1 // where the group's host before lies, plus one
+		for _, h := range kid.Hosts {
+			i, ok := next, next >= 0 && next < len(inv.Hosts) && inv.Hosts[next] == h
+			if !ok { // a group's hosts mostly follow each other in the inventory
+				i, ok = c.indexOf(h)
+			}
+			if !ok {
+				next = -1
+				continue
+			}
+			next = i + 1
+			if !in[i] {
+				in[i] = true
+				n++
+			}
 		}
 	}
 	hosts = make([]string, 0, n)
+	idx := make([]int, 0, n)
 	for i, h := range c.hosts {
 		if in[i] {
 			hosts = append(hosts, h)
+			idx = append(idx, i)
 		}
 	}
 	if c.groupHostsMemo == nil {
 		c.groupHostsMemo = map[string][]string{}
+		c.groupHostIdx = map[string][]int{}
 	}
 	c.groupHostsMemo[name] = hosts
+	c.groupHostIdx[name] = idx
 	return hosts[:len(hosts):len(hosts)], true
+}
+
+// indexOf is the index of h in the inventory's hosts.
+func (c *checkCtx) indexOf(h *parser.Host) (int, bool) {
+	if c.hostIndex == nil {
+		c.hostIndex = make(map[*parser.Host]int, len(c.in.Inventory.Hosts))
+		for i, h := range c.in.Inventory.Hosts {
+			c.hostIndex[h] = i
+		}
+	}
+	i, ok := c.hostIndex[h]
+	return i, ok
 }
 
 // fixText words "name: value" in the syntax the value was written in.
