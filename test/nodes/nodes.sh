@@ -45,12 +45,13 @@ BASE_PKGS=systemd,systemd-sysv,dbus,openssh-server,python3,sudo,iproute2
 # ... and apt installs the rest, which resolves virtual packages: what
 # kubespray's system_packages role installs on Debian 12 (roles/system_packages/
 # vars/main.yml), so that its package task finds them present with no
-# network, plus kmod for modprobe.
+# network, plus kmod for modprobe, and python3-yaml, which kubespray's
+# kubernetes-apps/helm role installs with apt.
 EXTRA_PKGS="python3-apt kmod apparmor apt-transport-https bash-completion conntrack curl
  e2fsprogs ebtables gnupg ipset iptables iputils-ping libseccomp2 mergerfs openssl rsync
  socat software-properties-common tar unzip xfsprogs ipvsadm nftables ca-certificates
- dnsutils procps less"
-RECIPE="v2 $USER_NAME $SUITE $BASE_PKGS $EXTRA_PKGS"
+ dnsutils procps less python3-yaml"
+RECIPE="v3 $USER_NAME $SUITE $BASE_PKGS $EXTRA_PKGS"
 
 log() { echo "nodes: $*" >&2; }
 die() { echo "nodes: $*" >&2; exit 1; }
