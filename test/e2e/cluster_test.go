@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -151,6 +150,7 @@ func TestKubesprayCluster(t *testing.T) {
 		}
 	})
 	healthyYML, healthyCluster := readVerifyFacts(t, "healthy", facts, out)
+	needCluster(t, "healthy", healthyCluster, out)
 	var healthyCLI *fleet.Report
 	rec.timed("layercheck verify --cluster-from first-control-plane", func() { healthyCLI = s.verifyClusterCLI(t, "healthy") })
 	rec.Healthy = verdicts(healthyYML)
@@ -250,11 +250,7 @@ func startRegistry(t *testing.T, bin, root, logFile string) string {
 // operators enable first are on.
 func writeClusterInventory(t *testing.T, dir, filesRepo, registry string, built map[string]any) string {
 	t.Helper()
-	hostsIni, err := os.ReadFile(filepath.Join(nodesDir(), "run", "hosts.ini"))
-	if err != nil {
-		t.Fatalf("the node harness wrote no inventory: %v", err)
-	}
-	inv := string(hostsIni) + `
+	groups := `
 [kube_control_plane]
 node1
 
@@ -270,10 +266,6 @@ node3
 kube_control_plane
 kube_node
 `
-	path := filepath.Join(dir, "hosts.ini")
-	if err := os.WriteFile(path, []byte(inv), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	vars := map[string]any{
 		// Offline: kubespray's own offline variables
 		// (inventory/sample/group_vars/all/offline.yml).
@@ -344,18 +336,7 @@ kube_node
 	for k, v := range built {
 		vars[k] = v
 	}
-	gv := filepath.Join(dir, "group_vars", "all")
-	if err := os.MkdirAll(gv, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b, err := yaml.Marshal(vars)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(gv, "e2e.yml"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeInventoryFiles(t, dir, groups, vars)
 }
 
 // hardNofile is the hard RLIMIT_NOFILE of this process, which the node
@@ -369,70 +350,31 @@ func hardNofile(t *testing.T) uint64 {
 	return min(lim.Max, 65535)
 }
 
-// readVerifyFacts reads, from a jsonfile fact cache, each node's
-// layercheck_node and the first control plane's layercheck_cluster.
-func readVerifyFacts(t *testing.T, name, facts, out string) (map[string]*node.Report, *cluster.Report) {
+// needCluster stops the test when verify.yml set no layercheck_cluster.
+func needCluster(t *testing.T, name string, crep *cluster.Report, out string) *cluster.Report {
 	t.Helper()
-	reps := map[string]*node.Report{}
-	var crep *cluster.Report
-	for _, h := range []string{"node1", "node2", "node3"} {
-		data, err := os.ReadFile(filepath.Join(facts, h))
-		if err != nil {
-			t.Fatalf("%s: verify.yml left no facts for %s: %v\n%s", name, h, err, tail(out, 40))
-		}
-		var f struct {
-			Node    *node.Report    `json:"layercheck_node"`
-			Cluster *cluster.Report `json:"layercheck_cluster"`
-		}
-		if err := json.Unmarshal(data, &f); err != nil || f.Node == nil {
-			t.Fatalf("%s: facts of %s: no layercheck_node (%v)", name, h, err)
-		}
-		reps[h] = f.Node
-		if h == "node1" {
-			crep = f.Cluster
-		}
-	}
 	if crep == nil {
 		t.Fatalf("%s: no layercheck_cluster fact on node1 (the first kube_control_plane host)\n%s", name, tail(out, 40))
 	}
-	return reps, crep
+	return crep
 }
 
 // verifyClusterYML runs playbooks/verify.yml alone, as between runs.
 func (s *clusterRun) verifyClusterYML(t *testing.T, name string) (map[string]*node.Report, *cluster.Report) {
 	t.Helper()
-	facts := t.TempDir()
-	env := []string{
-		"ANSIBLE_CONFIG=" + filepath.Join(s.ksDir, "ansible.cfg"), "ANSIBLE_NOCOLOR=1",
-		"ANSIBLE_CACHE_PLUGIN=jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION=" + facts,
-	}
-	out, _ := inLab(t, timeoutVerify, s.log("verify-yml"), s.ksDir, env, venvBin(s.r, "ansible-playbook"),
-		"-i", s.inv, filepath.Join(repoRoot, "playbooks", "verify.yml"))
-	return readVerifyFacts(t, name, facts, out)
+	facts, out, _ := s.runVerifyYML(t)
+	reps, crep := readVerifyFacts(t, name, facts, out)
+	return reps, needCluster(t, name, crep, out)
 }
 
 // verifyClusterCLI runs `layercheck verify --cluster-from first-control-plane`.
 func (s *clusterRun) verifyClusterCLI(t *testing.T, name string) *fleet.Report {
 	t.Helper()
-	out, err := inLab(t, timeoutVerify, s.log("verify-cli"), repoRoot, nil, filepath.Join(repoRoot, "bin", "layercheck"),
-		"verify", "-i", s.inv, "--cluster-from", "first-control-plane", "--format", "json")
-	i := strings.Index(out, "{")
-	if i < 0 {
-		t.Fatalf("%s: layercheck verify (%v) printed no JSON report\n%s", name, err, tail(out, 40))
-	}
-	var rep fleet.Report
-	if jerr := json.Unmarshal([]byte(out[i:]), &rep); jerr != nil {
-		t.Fatalf("%s: layercheck verify (%v) printed no JSON report: %v\n%s", name, err, jerr, tail(out, 40))
-	}
-	for _, h := range rep.Hosts {
-		if h.Report == nil {
-			t.Fatalf("%s: layercheck verify: %s is %s: %s", name, h.Host, h.Status, h.Msg)
-		}
-	}
+	rep := s.verifyCLI(t, name, "--cluster-from", "first-control-plane")
 	if rep.Cluster == nil {
 		t.Fatalf("%s: layercheck verify --cluster-from gave no cluster report (%s)", name, rep.ClusterSkipped)
 	}
-	return &rep
+	return rep
 }
 
 func reportsOf(rep *fleet.Report) map[string]*node.Report {

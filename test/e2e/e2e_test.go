@@ -16,6 +16,7 @@ import (
 
 	"github.com/layercheck/layercheck/internal/fleet"
 	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/layercheck/layercheck/verify/node"
 )
 
@@ -199,41 +200,68 @@ func (s *stage) ansible(t *testing.T, logName, playbook string, extra ...string)
 // layercheck_node facts, read from a fact cache of its own.
 func (s *stage) verifyYML(t *testing.T, name string, wantPass bool) map[string]*node.Report {
 	t.Helper()
-	facts := t.TempDir()
-	env := []string{
-		"ANSIBLE_CONFIG=" + filepath.Join(s.ksDir, "ansible.cfg"), "ANSIBLE_NOCOLOR=1",
-		"ANSIBLE_CACHE_PLUGIN=jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION=" + facts,
-	}
-	out, err := inLab(t, timeoutVerify, s.log("verify-yml"), s.ksDir, env, venvBin(s.r, "ansible-playbook"),
-		"-i", s.inv, filepath.Join(repoRoot, "playbooks", "verify.yml"))
+	facts, out, err := s.runVerifyYML(t)
 	_, ok := recap(out)
 	if wantPass && (err != nil || !ok) {
 		t.Errorf("%s: verify.yml did not pass (%v):\n%s", name, err, tail(out, 60))
 	}
+	reps, _ := readVerifyFacts(t, name, facts, out)
+	return reps
+}
+
+// runVerifyYML runs playbooks/verify.yml alone, as between runs, with a
+// jsonfile fact cache of its own, and returns that cache's directory.
+func (s *stage) runVerifyYML(t *testing.T) (facts, out string, err error) {
+	t.Helper()
+	facts = t.TempDir()
+	env := []string{
+		"ANSIBLE_CONFIG=" + filepath.Join(s.ksDir, "ansible.cfg"), "ANSIBLE_NOCOLOR=1",
+		"ANSIBLE_CACHE_PLUGIN=jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION=" + facts,
+	}
+	out, err = inLab(t, timeoutVerify, s.log("verify-yml"), s.ksDir, env, venvBin(s.r, "ansible-playbook"),
+		"-i", s.inv, filepath.Join(repoRoot, "playbooks", "verify.yml"))
+	return facts, out, err
+}
+
+// readVerifyFacts reads, from a jsonfile fact cache, each node's
+// layercheck_node and the first control plane's (node1's)
+// layercheck_cluster, nil when the play set none.
+func readVerifyFacts(t *testing.T, name, facts, out string) (map[string]*node.Report, *cluster.Report) {
+	t.Helper()
 	reps := map[string]*node.Report{}
+	var crep *cluster.Report
 	for _, h := range []string{"node1", "node2", "node3"} {
 		data, err := os.ReadFile(filepath.Join(facts, h))
 		if err != nil {
 			t.Fatalf("%s: verify.yml left no facts for %s: %v\n%s", name, h, err, tail(out, 40))
 		}
 		var f struct {
-			Node *node.Report `json:"layercheck_node"`
+			Node    *node.Report    `json:"layercheck_node"`
+			Cluster *cluster.Report `json:"layercheck_cluster"`
 		}
 		if err := json.Unmarshal(data, &f); err != nil || f.Node == nil {
 			t.Fatalf("%s: facts of %s: no layercheck_node (%v)", name, h, err)
 		}
 		reps[h] = f.Node
+		if h == "node1" {
+			crep = f.Cluster
+		}
 	}
-	return reps
+	return reps, crep
 }
 
-// verifyCLI runs `layercheck verify -i INV --format json` from the lab.
-func (s *stage) verifyCLI(t *testing.T, name string) *fleet.Report {
+// verifyCLI runs `layercheck verify -i INV --format json` (and args) from
+// the lab.
+func (s *stage) verifyCLI(t *testing.T, name string, args ...string) *fleet.Report {
 	t.Helper()
 	out, err := inLab(t, timeoutVerify, s.log("verify-cli"), repoRoot, nil, filepath.Join(repoRoot, "bin", "layercheck"),
-		"verify", "-i", s.inv, "--format", "json")
+		append([]string{"verify", "-i", s.inv, "--format", "json"}, args...)...)
+	i := strings.Index(out, "{")
+	if i < 0 {
+		t.Fatalf("%s: layercheck verify (%v) printed no JSON report\n%s", name, err, tail(out, 40))
+	}
 	var rep fleet.Report
-	if jerr := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rep); jerr != nil {
+	if jerr := json.Unmarshal([]byte(out[i:]), &rep); jerr != nil {
 		t.Fatalf("%s: layercheck verify (%v) printed no JSON report: %v\n%s", name, err, jerr, tail(out, 40))
 	}
 	for _, h := range rep.Hosts {

@@ -110,11 +110,7 @@ func etcdStagePlaybook(t *testing.T, ksDir, dest string) {
 // the offline settings (files_repo, the built etcd and its checksum).
 func writeInventory(t *testing.T, dir, filesRepo, etcdChecksum string, extra map[string]any) string {
 	t.Helper()
-	hostsIni, err := os.ReadFile(filepath.Join(nodesDir(), "run", "hosts.ini"))
-	if err != nil {
-		t.Fatalf("the node harness wrote no inventory: %v", err)
-	}
-	inv := string(hostsIni) + `
+	groups := `
 [kube_control_plane]
 node1
 
@@ -132,12 +128,6 @@ node3
 kube_control_plane
 kube_node
 `
-	// kubespray's ansible.cfg skips *.ini in a directory source; the file is
-	// given to -i by its path, which it reads whatever its name.
-	path := filepath.Join(dir, "hosts.ini")
-	if err := os.WriteFile(path, []byte(inv), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	vars := map[string]any{
 		"files_repo":           filesRepo,
 		"etcd_download_url":    "{{ files_repo }}/github.com/etcd-io/etcd/releases/download/v{{ etcd_version }}/etcd-v{{ etcd_version }}-linux-{{ image_arch }}.tar.gz",
@@ -151,6 +141,24 @@ kube_node
 	}
 	for k, v := range extra {
 		vars[k] = v
+	}
+	return writeInventoryFiles(t, dir, groups, vars)
+}
+
+// writeInventoryFiles writes dir/hosts.ini (the node harness's hosts and
+// connection settings, then groups) and dir/group_vars/all/e2e.yml (vars),
+// and returns the path of hosts.ini.
+func writeInventoryFiles(t *testing.T, dir, groups string, vars map[string]any) string {
+	t.Helper()
+	hostsIni, err := os.ReadFile(filepath.Join(nodesDir(), "run", "hosts.ini"))
+	if err != nil {
+		t.Fatalf("the node harness wrote no inventory: %v", err)
+	}
+	// kubespray's ansible.cfg skips *.ini in a directory source; the file is
+	// given to -i by its path, which it reads whatever its name.
+	path := filepath.Join(dir, "hosts.ini")
+	if err := os.WriteFile(path, append(hostsIni, groups...), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	gv := filepath.Join(dir, "group_vars", "all")
 	if err := os.MkdirAll(gv, 0o755); err != nil {
