@@ -326,6 +326,11 @@ kube_node
 		// runc cannot raise RLIMIT_NOFILE above the hard limit this machine
 		// gives (no CAP_SYS_RESOURCE); kubespray's base spec asks 65535.
 		"containerd_base_runtime_spec_rlimit_nofile": hardNofile(t),
+		// The nodes' disk is the host's, which other work fills: kubelet's
+		// default 15% imagefs threshold would taint them with disk
+		// pressure and evict the add-ons mid-run.
+		"eviction_hard":               nodeEviction,
+		"eviction_hard_control_plane": nodeEviction,
 		// The add-ons operators enable first.
 		"metrics_server_enabled":         true,
 		"local_path_provisioner_enabled": true,
@@ -341,6 +346,9 @@ kube_node
 
 // hardNofile is the hard RLIMIT_NOFILE of this process, which the node
 // machines inherit, capped at kubespray's default (65535).
+// nodeEviction is kubelet's evictionHard on nodes whose disk is shared.
+var nodeEviction = map[string]string{"memory.available": "100Mi", "nodefs.available": "2%", "imagefs.available": "2%"}
+
 func hardNofile(t *testing.T) uint64 {
 	t.Helper()
 	var lim syscall.Rlimit
