@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
+	"slices"
 	"strings"
 
 	"github.com/layercheck/layercheck/verify"
 )
 
 // The cni layer checks the node side of kube_network_plugin: the tunnel
-// interfaces the plugin creates (read from /sys/class/net under Root) and
+// interfaces the plugin creates (read from /proc/net/dev, else
+// /sys/class/net, under Root) and
 // lists the ports and protocols it needs open between nodes, with the
 // inventory's choice that makes each one needed.
 func init() { register("cni", nil, func() Layer { return cniLayer{} }) }
@@ -42,8 +43,63 @@ type CNIFacts struct {
 	Plugin     string         `json:"kube_network_plugin"`
 	Interfaces []CNIInterface `json:"interfaces"`
 	Ports      []CNIPort      `json:"ports"`
-	// NodeInterfaces lists /sys/class/net.
-	NodeInterfaces []string `json:"node_interfaces"`
+	// NodeInterfaces lists the node's interfaces, read from
+	// InterfacesSource.
+	NodeInterfaces   []string `json:"node_interfaces"`
+	InterfacesSource string   `json:"interfaces_source,omitempty"`
+}
+
+// procNetDev is the interface list of the reader's own network namespace.
+// It comes before /sys/class/net, which lists the interfaces of the
+// namespace that mounted sysfs: on a node that is itself a container
+// (systemd-nspawn with writable API file systems binds the host's /sys) that
+// is the host's, and the plugin's interfaces are not in it.
+const procNetDev = "/proc/net/dev"
+
+// nodeInterfaces lists the node's network interfaces from /proc/net/dev,
+// or /sys/class/net where there is no /proc/net/dev (a copied node tree),
+// and says which it read.
+func nodeInterfaces(env *Env) ([]string, string, error) {
+	b, err := env.Files().ReadFile(env.Path(procNetDev))
+	if err == nil {
+		names, perr := parseProcNetDev(b)
+		if perr != nil {
+			return nil, procNetDev, fmt.Errorf("%s: %v", procNetDev, perr)
+		}
+		return names, procNetDev, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, procNetDev, fmt.Errorf("cannot read %s: %v", procNetDev, verify.PathErr(err))
+	}
+	ents, err := env.Files().ReadDir(env.Path("/sys/class/net"))
+	if err != nil {
+		return nil, "/sys/class/net", err
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names, "/sys/class/net", nil
+}
+
+// parseProcNetDev reads the interface names of /proc/net/dev: two header
+// lines, then "name: counters" per interface.
+func parseProcNetDev(b []byte) ([]string, error) {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[0], "|") {
+		return nil, errors.New("not a /proc/net/dev table (no header line)")
+	}
+	var names []string
+	for i, l := range lines[2:] {
+		name, _, ok := strings.Cut(l, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("line %d: no interface name before ':'", i+3)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // calicoMode says whether a calico_*_mode value turns the encapsulation on
@@ -57,13 +113,17 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		return nil, nil, fmt.Errorf("%w: %s is not a Kubernetes node", verify.ErrNotApplicable, host)
 	}
 	f := &CNIFacts{Plugin: o.KubeNetworkPlugin, Interfaces: []CNIInterface{}, Ports: []CNIPort{}, NodeInterfaces: []string{}}
-	ents, err := env.Files().ReadDir(env.Path("/sys/class/net"))
+	names, src, err := nodeInterfaces(env)
+	f.InterfacesSource = src
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && env.Root != "" && env.Root != "/" && !sysExists(env) {
+		if src != procNetDev && errors.Is(err, fs.ErrNotExist) && env.Root != "" && env.Root != "/" && !sysExists(env) {
 			// a node tree copied for --root holds no kernel state (no
-			// /sys at all); on a node, /sys/class/net always exists
+			// /proc or /sys at all); on a node, /sys/class/net always exists
 			return []verify.Result{{Check: "interfaces", Status: verify.StatusSkipped,
 				Msg: fmt.Sprintf("the node tree %s has no /sys/class/net (a copied tree holds no kernel state): the network interfaces were not checked", env.Root)}}, f, nil
+		}
+		if src == procNetDev {
+			return nil, f, err
 		}
 		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", verify.PathErr(err))
 	}
@@ -71,10 +131,10 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		return []verify.Result{roleNotRun(env, roleNetworkPlugin, "the "+p+" interfaces and ports are not checked")}, f, nil
 	}
 	have := map[string]bool{}
-	for _, e := range ents {
-		have[e.Name()] = true
-		f.NodeInterfaces = append(f.NodeInterfaces, e.Name())
+	for _, n := range names {
+		have[n] = true
 	}
+	f.NodeInterfaces = append(f.NodeInterfaces, names...)
 	want := func(name, because string) {
 		f.Interfaces = append(f.Interfaces, CNIInterface{Name: name, Present: have[name], Because: because})
 	}
@@ -113,7 +173,7 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 		}
 		results = append(results, verify.Result{Check: "interface:" + i.Name, Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("interface %s is missing on %s although %s", i.Name, host, i.Because),
-			Evidence: map[string]any{"sys_class_net": path.Join("/sys/class/net"), "interfaces": f.NodeInterfaces},
+			Evidence: map[string]any{"read": f.InterfacesSource, "interfaces": f.NodeInterfaces},
 			Remediation: fmt.Sprintf("check the %s pod on %s (kubectl -n kube-system logs of its node agent) and that the inventory's %s matches the cluster's pool; allow %s between nodes",
 				o.KubeNetworkPlugin, host, i.Because, portList(f.Ports))})
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -333,8 +334,16 @@ func TestCNILayer(t *testing.T) {
 	}
 }
 
-// missingSysFS is a node's file system without /sys/class/net.
+// missingSysFS is a node's file system without /proc/net/dev and
+// /sys/class/net.
 type missingSysFS struct{ verify.OSFS }
+
+func (m missingSysFS) ReadFile(name string) ([]byte, error) {
+	if name == "/proc/net/dev" {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return m.OSFS.ReadFile(name)
+}
 
 func (missingSysFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
@@ -442,5 +451,49 @@ func TestOptionsDefaults(t *testing.T) {
 	d.Defaults()
 	if d.KubeCertDir != "/etc/kubernetes/ssl" || d.SkydnsServer != "10.233.0.3" || d.CalicoVXLANMode != "Always" || d.CalicoIPIPMode != "Never" {
 		t.Errorf("kubespray v2.31.0 defaults: %+v", d)
+	}
+}
+
+// TestCNIInterfacesFromProcNetDev is what the kubespray v2.31.0 flannel
+// nodes (systemd-nspawn machines) had: /sys/class/net was the host's sysfs
+// (eth0, ifb0, ifb1, lo) while the node's own network namespace, which
+// /proc/net/dev shows, held flannel.1 and cni0. Reading /sys/class/net
+// made a false "flannel.1 is missing" on every node.
+func TestCNIInterfacesFromProcNetDev(t *testing.T) {
+	tr := buildTree(t, testharness.Config{Interfaces: []string{"eth0", "ifb0", "ifb1", "lo"}})
+	env := testEnv(tr, testNow)
+	env.Options.Groups = []string{"kube_node", "k8s_cluster"}
+	env.Options.KubeNetworkPlugin = "flannel"
+	res, _, err := cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) != 1 || bad[0].Check != "interface:flannel.1" {
+		t.Fatalf("without /proc/net/dev the host's sysfs is all there is: %+v", res)
+	}
+	const procNetDev = `Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:  912300    8121    0    0    0     0          0         0   912300    8121    0    0    0     0       0          0
+  eth0: 48813371   31260    0    0    0     0          0         0  4122018   25410    0    0    0     0       0          0
+flannel.1:  125436    1120    0    0    0     0          0         0   118020    1094    0   12    0     0       0          0
+  cni0:   31337     402    0    0    0     0          0         0    60211     380    0    0    0     0       0          0
+vethb1d2c3e4:   12000     150    0    0    0     0          0         0    14000     160    0    0    0     0       0          0
+`
+	must(t, tr.WriteFile("/proc/net/dev", []byte(procNetDev), 0o444))
+	res, facts, err := cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) > 0 {
+		t.Fatalf("flannel.1 is in the node's /proc/net/dev: %+v", bad)
+	}
+	f := facts.(*CNIFacts)
+	if f.InterfacesSource != "/proc/net/dev" || !slices.Equal(f.NodeInterfaces, []string{"cni0", "eth0", "flannel.1", "lo", "vethb1d2c3e4"}) {
+		t.Errorf("facts: %s %v", f.InterfacesSource, f.NodeInterfaces)
+	}
+	// A /proc/net/dev that is not the kernel's table is an error naming it.
+	must(t, tr.WriteFile("/proc/net/dev", []byte("eth0\n"), 0o444))
+	if _, _, err := (cniLayer{}).Check(context.Background(), env); err == nil || !strings.Contains(err.Error(), "/proc/net/dev") {
+		t.Errorf("garbled /proc/net/dev: %v", err)
+	}
+	must(t, tr.WriteFile("/proc/net/dev", []byte("Inter-|  Receive\n face |bytes\nnocolon\n"), 0o444))
+	if _, _, err := (cniLayer{}).Check(context.Background(), env); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("line without a name: %v", err)
 	}
 }
