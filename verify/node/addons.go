@@ -16,7 +16,8 @@ import (
 // {{ bin_dir }}/helm when helm_enabled (its version read from the Go build
 // information in the binary, without running it), and the
 // local_path_provisioner_claim_root directory when
-// local_path_provisioner_enabled.
+// local_path_provisioner_enabled (required where kubespray creates it, on
+// kube_control_plane hosts).
 func init() { register("addons", nil, func() Layer { return addonsLayer{} }) }
 
 type addonsLayer struct{}
@@ -154,6 +155,13 @@ func (addonsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, e
 			results = append(results, verify.Result{Check: "local_path_claim_root", Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("local_path_provisioner_claim_root %s on %s is not a directory", p, host),
 				Remediation: "remove the file and re-run kubespray's cluster.yml with --tags local-path-provisioner"})
+		case len(o.Groups) > 0 && !o.InGroup("kube_control_plane"):
+			// kubespray creates the directory in "Install Kubernetes apps",
+			// a play on kube_control_plane only; on the other nodes the
+			// provisioner's helper pod creates it (a DirectoryOrCreate
+			// hostPath) for the first volume placed there.
+			results = append(results, verify.Result{Check: "local_path_claim_root", Status: verify.StatusOK,
+				Msg: fmt.Sprintf("local_path_provisioner_claim_root %s not yet on %s: kubespray creates it on kube_control_plane hosts only, and local-path-provisioner creates it here with the first volume", p, host)})
 		default:
 			results = append(results, verify.Result{Check: "local_path_claim_root", Status: verify.StatusFail,
 				Msg:         fmt.Sprintf("local_path_provisioner_enabled is true but local_path_provisioner_claim_root %s is missing on %s; PersistentVolumes there cannot be provisioned", p, host),

@@ -497,3 +497,33 @@ vethb1d2c3e4:   12000     150    0    0    0     0          0         0    14000
 		t.Errorf("line without a name: %v", err)
 	}
 }
+
+// TestLocalPathClaimRootOnWorkers is what node2 of the kubespray v2.31.0
+// cluster had: a kube_node that is not a control plane has no
+// /opt/local-path-provisioner/ after cluster.yml, since kubespray creates
+// it in a play on kube_control_plane only. That is not a failure there; it
+// still is on a control plane host, and a file in its place is on any.
+func TestLocalPathClaimRootOnWorkers(t *testing.T) {
+	tr := buildTree(t, testharness.Config{})
+	env := testEnv(tr, testNow)
+	env.Options.LocalPathProvisionerEnabled = true
+	env.Options.Groups = []string{"kube_node", "k8s_cluster"}
+	res, _, err := addonsLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if len(res) != 1 || res[0].Status != verify.StatusOK || !strings.Contains(res[0].Msg, "kube_control_plane hosts only") {
+		t.Errorf("worker without the claim root: %+v", res)
+	}
+	env.Options.Groups = []string{"kube_control_plane", "kube_node", "k8s_cluster"}
+	res, _, err = addonsLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) != 1 || bad[0].Check != "local_path_claim_root" {
+		t.Errorf("control plane without the claim root: %+v", res)
+	}
+	env.Options.Groups = []string{"kube_node", "k8s_cluster"}
+	must(t, tr.WriteFile(env.Options.LocalPathProvisionerClaimRoot, []byte("x"), 0o644))
+	res, _, err = addonsLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) != 1 || !strings.Contains(bad[0].Msg, "not a directory") {
+		t.Errorf("worker with a file as claim root: %+v", res)
+	}
+}
