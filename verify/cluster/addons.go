@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,23 +65,27 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	if err != nil {
 		return []verify.Result{{Check: "metrics_server", Status: verify.StatusError, Msg: err.Error()}}
 	}
-	r, _ := checkDeployment("metrics_server", "kube-system", "metrics-server", deps)
+	r, _ := env.awaitDeployment(ctx, "metrics_server", "kube-system", "metrics-server", deps)
 	res = append(res, r)
 
-	as, err := env.Dynamic.Resource(APIServiceGVR).Get(ctx, MetricsAPIService, metav1.GetOptions{})
+	status, reason, message, err := metricsAPIServiceAvailable(ctx, env)
 	if err != nil {
 		return append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusFail,
 			Msg:         fmt.Sprintf("APIService %s: %v", MetricsAPIService, errAPI(env, "get apiservice", err)),
 			Remediation: "rerun cluster.yml --tags metrics_server; kubectl get apiservice " + MetricsAPIService})
 	}
-	conds, _, _ := unstructured.NestedSlice(as.Object, "status", "conditions")
-	status, reason, message := "Unknown", "NoCondition", "the aggregator has not judged it yet"
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Available" {
-			status, _ = m["status"].(string)
-			reason, _ = m["reason"].(string)
-			message, _ = m["message"].(string)
+	// The aggregator judges the APIService again once the pod behind it is
+	// ready (at the latest on its 30 s resync): with metrics-server ready,
+	// a not yet Available APIService is read again for a while.
+	if status != "True" && r.Status == verify.StatusOK {
+		deadline := time.Now().Add(min(apiServiceSettle, env.rolloutWait(ctx)))
+		for status != "True" && err == nil && time.Now().Add(rolloutPoll).Before(deadline) {
+			sleep(ctx, rolloutPoll)
+			status, reason, message, err = metricsAPIServiceAvailable(ctx, env)
+		}
+		if err != nil {
+			return append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusFail,
+				Msg: fmt.Sprintf("APIService %s: %v", MetricsAPIService, errAPI(env, "get apiservice", err))})
 		}
 	}
 	if status != "True" {
@@ -127,6 +132,31 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	}
 	return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusOK,
 		Msg: fmt.Sprintf("node metrics readable for every node (%d)", len(list.Items))})
+}
+
+// apiServiceSettle is how long a not yet Available metrics APIService is
+// read again when metrics-server is ready: more than the aggregator's
+// 30 s resync.
+var apiServiceSettle = 45 * time.Second
+
+// metricsAPIServiceAvailable reads the metrics APIService's Available
+// condition.
+func metricsAPIServiceAvailable(ctx context.Context, env *Env) (status, reason, message string, err error) {
+	as, err := env.Dynamic.Resource(APIServiceGVR).Get(ctx, MetricsAPIService, metav1.GetOptions{})
+	if err != nil {
+		return "", "", "", err
+	}
+	conds, _, _ := unstructured.NestedSlice(as.Object, "status", "conditions")
+	status, reason, message = "Unknown", "NoCondition", "the aggregator has not judged it yet"
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Available" {
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+			message, _ = m["message"].(string)
+		}
+	}
+	return status, reason, message, nil
 }
 
 // APIServiceRemedy is the fix for metrics-server's APIService when its
@@ -176,7 +206,7 @@ func checkLocalPath(ctx context.Context, env *Env, facts *AddonsFacts) []verify.
 	}
 	deps, err := env.snap.Deployments(ctx)
 	if err == nil {
-		r, _ := checkDeployment("local_path_provisioner", o.LocalPathProvisionerNamespace, "local-path-provisioner", deps)
+		r, _ := env.awaitDeployment(ctx, "local_path_provisioner", o.LocalPathProvisionerNamespace, "local-path-provisioner", deps)
 		res = append(res, r)
 	}
 	if env.CheckMode || !boolOr(env.Probe.Enabled, true) {
@@ -230,11 +260,11 @@ func pvcProbe(ctx context.Context, env *Env, facts *AddonsFacts) (r verify.Resul
 			TerminationGracePeriodSeconds: new(int64),
 		},
 	}
-	if _, err := env.Kube.CreatePod(ctx, ns, pod); err != nil {
+	deadline := time.Now().Add(env.Probe.timeout())
+	if err := createPodInNewNamespace(ctx, env, ns, pod, deadline); err != nil {
 		r.Status, r.Msg = verify.StatusFail, "create probe pod: "+errAPI(env, "create pod", err).Error()
 		return r
 	}
-	deadline := time.Now().Add(env.Probe.timeout())
 	phase := corev1.ClaimPending
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		got, err := env.Kube.GetPVC(ctx, ns, pvc.Name)
@@ -313,6 +343,31 @@ func helmUnlistable(env *Env, err error) verify.Result {
 	return verify.Result{Check: "helm", Status: verify.StatusFail,
 		Msg:         "helm releases not listable: " + errAPI(env, "list secrets owner=helm", err).Error(),
 		Remediation: "helm list -A on the control plane; the admin kubeconfig must be allowed to list secrets"}
+}
+
+// createPodInNewNamespace creates a pod in a namespace just created. The
+// ServiceAccount admission plugin refuses a pod until kube-controller-
+// manager has made the namespace's "default" ServiceAccount, which takes a
+// moment, and longer while kube-controller-manager restarts (cluster.yml's
+// last plays change its static pod): that refusal is retried until
+// deadline.
+func createPodInNewNamespace(ctx context.Context, env *Env, ns string, pod *corev1.Pod, deadline time.Time) error {
+	for {
+		_, err := env.Kube.CreatePod(ctx, ns, pod)
+		if err == nil || !defaultServiceAccountMissing(err) || !time.Now().Add(rolloutPoll).Before(deadline) {
+			return err
+		}
+		sleep(ctx, rolloutPoll)
+		if ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// defaultServiceAccountMissing is the ServiceAccount admission plugin's
+// refusal of a pod whose namespace has no "default" ServiceAccount yet.
+func defaultServiceAccountMissing(err error) bool {
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), `serviceaccount "default" not found`)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

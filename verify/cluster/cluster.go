@@ -140,6 +140,10 @@ type Env struct {
 	// and addons layers get the probe and clean-up budgets on top).
 	Timeout      time.Duration
 	LayerTimeout time.Duration
+	// RolloutWait bounds the wait for control-plane static pods and
+	// Deployments still restarting or rolling out when verify begins,
+	// as right after cluster.yml (NewEnv: probe_timeout; 0: no wait).
+	RolloutWait time.Duration
 	// HTTP is used for the probe's ClusterIP requests (default: a client
 	// with Timeout).
 	HTTP *http.Client
@@ -257,7 +261,7 @@ func (r *Request) connect() (*Env, *atomic.Int64, error) {
 		return nil, nil, fmt.Errorf("metadata API client for %s: %v", cfg.Host, err)
 	}
 	return &Env{Kube: kube, Dynamic: dyn, Metadata: md, Options: o, Probe: p, Server: cfg.Host, CheckMode: r.CheckMode,
-		Timeout: timeout, LayerTimeout: lt}, requests, nil
+		Timeout: timeout, LayerTimeout: lt, RolloutWait: p.timeout()}, requests, nil
 }
 
 // Run checks that the API server answers, then runs the selected layers

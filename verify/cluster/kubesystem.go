@@ -6,9 +6,11 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/layercheck/layercheck/verify"
 )
@@ -167,6 +169,59 @@ func checkDeployment(check, ns, name string, deps []appsv1.Deployment) (verify.R
 		Msg: fmt.Sprintf("Deployment %s/%s: %d/%d replicas ready", ns, name, d.Status.ReadyReplicas, want)}, d
 }
 
+// controlPlaneComponents are the static pods kubeadm runs on every
+// kube_control_plane host, named <component>-<node>.
+var controlPlaneComponents = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+
+// awaitStaticPods waits, up to rolloutWait, while a control-plane static
+// pod is there but not Ready, and returns kube-system's own pods as last
+// read. cluster.yml's last play ("Apply resolv.conf changes now that
+// cluster DNS is up") restarts kubelet and removes the kube-apiserver and
+// kube-controller-manager pod sandboxes, and does not wait for them: right
+// after it, verify.yml meets them ContainerCreating. A missing static pod is
+// not waited for.
+func (env *Env) awaitStaticPods(ctx context.Context, pods []corev1.Pod) ([]corev1.Pod, time.Duration, error) {
+	restarting := func(pods []corev1.Pod) bool {
+		byName := map[string]*corev1.Pod{}
+		for i := range pods {
+			byName[pods[i].Name] = &pods[i]
+		}
+		for _, comp := range controlPlaneComponents {
+			for _, h := range env.Options.KubeControlPlane {
+				if p := byName[comp+"-"+env.inv.nodeName(h)]; p != nil && !podReady(p) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !restarting(pods) {
+		return pods, 0, nil
+	}
+	start := time.Now()
+	deadline := start.Add(env.rolloutWait(ctx))
+	for restarting(pods) && time.Now().Add(rolloutPoll).Before(deadline) {
+		sleep(ctx, rolloutPoll)
+		if ctx.Err() != nil {
+			break
+		}
+		l, err := env.Kube.ListPods(ctx, "kube-system", metav1.ListOptions{LabelSelector: "!" + daemonPodLabel})
+		if err != nil {
+			return nil, 0, errAPI(env, "list pods in kube-system", err)
+		}
+		pods = l.Items
+	}
+	return pods, time.Since(start), nil
+}
+
+// waitedFor says how long verify waited before judging, if it did.
+func waitedFor(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (still so after %s of waiting)", d.Round(time.Second))
+}
+
 // presentNodes is the Node names of the inventory's k8s_cluster hosts that
 // are Nodes, in k8s_cluster order.
 func presentNodes(inv *inventory, byName map[string]*corev1.Node) []string {
@@ -223,13 +278,17 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	var res []verify.Result
 
 	// Static pods of the control plane: <component>-<node>.
+	pods, waited, err := env.awaitStaticPods(ctx, pods)
+	if err != nil {
+		return nil, nil, err
+	}
 	podByName := map[string]*corev1.Pod{}
 	for i := range pods {
 		podByName[pods[i].Name] = &pods[i]
 		facts.Found = append(facts.Found, pods[i].Name)
 	}
 	sort.Strings(facts.Found)
-	for _, comp := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+	for _, comp := range controlPlaneComponents {
 		facts.Expected = append(facts.Expected, comp)
 		var bad []string
 		for _, h := range o.KubeControlPlane {
@@ -246,12 +305,16 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 		}
 		if len(bad) > 0 {
 			res = append(res, verify.Result{Check: comp, Status: verify.StatusFail,
-				Msg:      fmt.Sprintf("%s static pods: %s", comp, strings.Join(bad, "; ")),
+				Msg:      fmt.Sprintf("%s static pods: %s%s", comp, strings.Join(bad, "; "), waitedFor(waited)),
 				Expected: o.KubeControlPlane, Evidence: bad,
 				Remediation: fmt.Sprintf("on the control-plane host: ls /etc/kubernetes/manifests/%s.yaml; crictl ps -a --name %s; journalctl -u kubelet", comp, comp)})
 		} else {
-			res = append(res, verify.Result{Check: comp, Status: verify.StatusOK,
-				Msg: fmt.Sprintf("%s Ready on every kube_control_plane host (%d)", comp, len(o.KubeControlPlane))})
+			r := verify.Result{Check: comp, Status: verify.StatusOK,
+				Msg: fmt.Sprintf("%s Ready on every kube_control_plane host (%d)", comp, len(o.KubeControlPlane))}
+			if waited > 0 {
+				r.Msg += fmt.Sprintf(" after %s of waiting for the control plane's static pods to restart", waited.Round(time.Second))
+			}
+			res = append(res, r)
 		}
 	}
 
@@ -333,7 +396,7 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	}
 	for _, name := range deployments {
 		facts.Expected = append(facts.Expected, name)
-		r, d := checkDeployment(name, "kube-system", name, deps)
+		r, d := env.awaitDeployment(ctx, name, "kube-system", name, deps)
 		res = append(res, r)
 		if name == "coredns" && d != nil {
 			if d.Spec.Replicas != nil {

@@ -1,0 +1,205 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/cluster/clustertest"
+)
+
+// oneControlPlane is the v2.31.0 e2e cluster: node1 control plane and etcd,
+// node1-3 kube_node, flannel, metrics-server enabled.
+func oneControlPlane() cluster.Options {
+	o := cluster.Options{KubeControlPlane: []string{"node1"}, KubeNode: []string{"node1", "node2", "node3"}, Etcd: []string{"node1"},
+		KubeNetworkPlugin: "flannel", EtcdDeploymentType: "host", MetricsServerEnabled: true}
+	o.Defaults()
+	return o
+}
+
+// rollingOut is a Deployment the way the controller shows its first pod
+// not yet ready: Progressing True, ReplicaSetUpdated.
+func rollingOut(d *appsv1.Deployment) {
+	d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
+	d.Status.Conditions = []appsv1.DeploymentCondition{
+		{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable"},
+		{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "ReplicaSetUpdated", Message: `ReplicaSet "metrics-server-5d8f6c4b9" is progressing.`},
+	}
+}
+
+func deployment(w *clustertest.World, ns, name string) *appsv1.Deployment {
+	for _, d := range w.Deployments {
+		if d.Namespace == ns && d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// envFor is the Env of the fake cluster w with the metrics APIService as.
+func envFor(t *testing.T, o cluster.Options, w *clustertest.World, wait time.Duration, apiStatus, apiReason string) (*cluster.Env, *fake.Clientset, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	kube := fake.NewSimpleClientset()
+	require.NoError(t, w.Apply(context.Background(), kube, 4))
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		cluster.IPPoolGVR: "IPPoolList", cluster.APIServiceGVR: "APIServiceList"}, apiService(apiStatus, apiReason))
+	env := &cluster.Env{Kube: clustertest.Clientset(kube), Dynamic: dyn, Options: o, Server: "fake", CheckMode: true,
+		Timeout: 5 * time.Second, LayerTimeout: 30 * time.Second, RolloutWait: wait}
+	return env, kube, dyn
+}
+
+// What verify.yml met right after kubespray v2.31.0's cluster.yml on the
+// node machines: cluster.yml's last play had restarted kubelet and removed
+// kube-controller-manager's pod sandbox (its mirror pod ContainerCreating,
+// not Ready), metrics-server's first pod was not yet ready (Progressing,
+// ReplicaSetUpdated) and its APIService said MissingEndpoints. All three
+// came right within seconds; verify waits for them rather than failing.
+func TestWaitsForWhatClusterYMLLeftRestarting(t *testing.T) {
+	defer cluster.SetRolloutPoll(20 * time.Millisecond)()
+	o := oneControlPlane()
+	w := clustertest.Healthy(o, 4)
+	rollingOut(deployment(w, "kube-system", "metrics-server"))
+	for _, p := range w.Pods {
+		if p.Name == "kube-controller-manager-node1" {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+		}
+	}
+	env, kube, dyn := envFor(t, o, w, 10*time.Second, "False", "MissingEndpoints")
+	ctx := context.Background()
+	// They come right while verify runs: the static pod first, then
+	// metrics-server, then the aggregator.
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		p, err := kube.CoreV1().Pods("kube-system").Get(ctx, "kube-controller-manager-node1", metav1.GetOptions{})
+		if err == nil {
+			healthy := clustertest.StaticPod("kube-controller-manager", "node1")
+			p.Status = healthy.Status
+			_, _ = kube.CoreV1().Pods("kube-system").UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		}
+		time.Sleep(150 * time.Millisecond)
+		d, err := kube.AppsV1().Deployments("kube-system").Get(ctx, "metrics-server", metav1.GetOptions{})
+		if err == nil {
+			d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1
+			d.Status.Conditions[1].Reason = "NewReplicaSetAvailable"
+			_, _ = kube.AppsV1().Deployments("kube-system").UpdateStatus(ctx, d, metav1.UpdateOptions{})
+		}
+		time.Sleep(150 * time.Millisecond)
+		_, _ = dyn.Resource(cluster.APIServiceGVR).Update(ctx, apiService("True", "Passed"), metav1.UpdateOptions{})
+	}()
+	rep, err := cluster.Run(ctx, env, []string{"kube_system", "addons"}, nil)
+	require.NoError(t, err)
+	r := clustertest.Result(t, rep, "kube_system", "kube-controller-manager")
+	assert.Equal(t, verify.StatusOK, r.Status, r.Msg)
+	assert.Contains(t, r.Msg, "waiting for the control plane's static pods to restart")
+	r = clustertest.Result(t, rep, "addons", "metrics_server")
+	assert.Equal(t, verify.StatusOK, r.Status, r.Msg)
+	assert.Contains(t, r.Msg, "after verify began waiting for its rollout")
+	r = clustertest.Result(t, rep, "addons", "metrics_apiservice")
+	assert.Equal(t, verify.StatusOK, r.Status, r.Msg)
+}
+
+// What is not rolling out is judged at once, whatever the wait allows:
+// metrics-server scaled to 0 (a seeded break), and a Deployment whose
+// rollout finished and later lost its pod. One that rolls out for longer
+// than the wait fails and says so.
+func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
+	defer cluster.SetRolloutPoll(20 * time.Millisecond)()
+	o := oneControlPlane()
+	w := clustertest.Healthy(o, 4)
+	d := deployment(w, "kube-system", "metrics-server")
+	zero := int32(0)
+	d.Spec.Replicas = &zero
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Conditions: []appsv1.DeploymentCondition{
+		{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}}
+	env, _, _ := envFor(t, o, w, time.Minute, "False", "MissingEndpoints")
+	start := time.Now()
+	rep, err := cluster.Run(context.Background(), env, []string{"addons"}, nil)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	r := clustertest.Result(t, rep, "addons", "metrics_server")
+	assert.Equal(t, verify.StatusFail, r.Status)
+	assert.Contains(t, r.Msg, "0/0 replicas ready")
+	assert.NotContains(t, r.Msg, "waiting")
+	assert.Equal(t, verify.StatusFail, clustertest.Result(t, rep, "addons", "metrics_apiservice").Status)
+
+	// Finished, then its pod lost: Progressing stays NewReplicaSetAvailable.
+	w = clustertest.Healthy(o, 4)
+	d = deployment(w, "kube-system", "metrics-server")
+	d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
+	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}
+	env, _, _ = envFor(t, o, w, time.Minute, "False", "MissingEndpoints")
+	start = time.Now()
+	rep, err = cluster.Run(context.Background(), env, []string{"addons"}, nil)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Equal(t, verify.StatusFail, clustertest.Result(t, rep, "addons", "metrics_server").Status)
+
+	// Still rolling out when the wait runs out.
+	w = clustertest.Healthy(o, 4)
+	rollingOut(deployment(w, "kube-system", "metrics-server"))
+	env, _, _ = envFor(t, o, w, 300*time.Millisecond, "False", "MissingEndpoints")
+	rep, err = cluster.Run(context.Background(), env, []string{"addons"}, nil)
+	require.NoError(t, err)
+	r = clustertest.Result(t, rep, "addons", "metrics_server")
+	assert.Equal(t, verify.StatusFail, r.Status)
+	assert.Contains(t, r.Msg, "still rolling out after")
+	assert.Contains(t, r.Msg, "ReplicaSetUpdated")
+}
+
+// The PVC probe's pod was refused on the v2.31.0 cluster right after
+// cluster.yml, while kube-controller-manager restarted and had not yet
+// made the new namespace's "default" ServiceAccount. That refusal is
+// retried; any other is not.
+func TestProbePodWaitsForDefaultServiceAccount(t *testing.T) {
+	defer cluster.SetRolloutPoll(10 * time.Millisecond)()
+	kube := fake.NewSimpleClientset()
+	refusals := 0
+	saMissing := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "layercheck-probe-pvc",
+		errors.New(`error looking up service account layercheck-pvc-e402850a/default: serviceaccount "default" not found`))
+	kube.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if refusals < 3 {
+			refusals++
+			return true, nil, saMissing
+		}
+		return false, nil, nil
+	})
+	env := &cluster.Env{Kube: clustertest.Clientset(kube), Server: "fake", Timeout: time.Second}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "layercheck-probe-pvc"}}
+	ctx := context.Background()
+	require.NoError(t, cluster.CreatePodInNewNamespace(ctx, env, "layercheck-pvc-e402850a", pod, time.Now().Add(5*time.Second)))
+	assert.Equal(t, 3, refusals)
+
+	// Past the deadline the refusal is the answer.
+	refusals = 0
+	err := cluster.CreatePodInNewNamespace(ctx, env, "layercheck-pvc-e402850a", pod, time.Now())
+	require.Error(t, err)
+	assert.True(t, strings.Contains(err.Error(), `serviceaccount "default" not found`), err.Error())
+
+	// Another refusal is not retried.
+	kube = fake.NewSimpleClientset()
+	calls := 0
+	kube.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		calls++
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "x", errors.New("violates PodSecurity \"restricted:latest\""))
+	})
+	env.Kube = clustertest.Clientset(kube)
+	require.Error(t, cluster.CreatePodInNewNamespace(ctx, env, "ns", pod, time.Now().Add(5*time.Second)))
+	assert.Equal(t, 1, calls)
+}
