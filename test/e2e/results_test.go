@@ -62,8 +62,10 @@ func (rr *releaseResult) timed(name string, f func()) {
 	start := time.Now()
 	i := len(rr.Stages)
 	rr.Stages = append(rr.Stages, stageResult{Name: name})
+	// A stage that fails ends in t.Fatal (runtime.Goexit): its time is
+	// still recorded.
+	defer func() { rr.Stages[i].Duration = time.Since(start) }()
 	f()
-	rr.Stages[i].Duration = time.Since(start)
 	rr.Stages[i].OK = true
 }
 
