@@ -96,14 +96,21 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 // (its hostvars with -e on top) into cluster.Options. Values Ansible would
 // template at run time are left to kubespray's default, with a warning.
 func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error) {
+	o, _, warnings, err := clusterOptions(sources, extra)
+	return o, warnings, err
+}
+
+// clusterOptions is ClusterOptions, also returning the hostvars of the
+// first kube_control_plane host, where verify.yml runs the cluster checks.
+func clusterOptions(sources, extra []string) (*cluster.Options, *parser.Map, []string, error) {
 	inv, err := parser.Load(sources...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var ev *parser.Map
 	if len(extra) > 0 {
 		if ev, err = parser.ParseExtraVars(extra); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	kubespray.ApplyDynamicGroups(inv)
@@ -132,12 +139,12 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 	}
 	o.KubeControlPlane, o.KubeNode, o.Etcd, o.CalicoRR = names("kube_control_plane"), names("kube_node"), names("etcd"), names("calico_rr")
 	if len(o.KubeControlPlane) == 0 {
-		return nil, nil, fmt.Errorf("inventory %s: group kube_control_plane has no host", strings.Join(sources, ", "))
+		return nil, nil, nil, fmt.Errorf("inventory %s: group kube_control_plane has no host", strings.Join(sources, ", "))
 	}
 	vars := inv.HostVars(inv.Host(o.KubeControlPlane[0]), ev)
 	cat, err := kubespray.ForInventory(sources)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var warnings []string
 	rv := reflect.ValueOf(o).Elem()
@@ -154,7 +161,7 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 		}
 		f := rv.Field(i)
 		if err := setOption(f, v); err != nil {
-			return nil, warnings, fmt.Errorf("%s at %s: %v", name, v.Pos, err)
+			return nil, nil, warnings, fmt.Errorf("%s at %s: %v", name, v.Pos, err)
 		}
 		if w := stringBoolWarning(cat, name, f, v); w != "" {
 			warnings = append(warnings, w)
@@ -177,7 +184,7 @@ func ClusterOptions(sources, extra []string) (*cluster.Options, []string, error)
 		}
 		o.NodeNames[h] = v.Str
 	}
-	return o, warnings, nil
+	return o, vars, warnings, nil
 }
 
 // stringBoolWarning is the lint's string-as-bool finding for a boolean
@@ -253,6 +260,12 @@ func setOption(f reflect.Value, v *parser.Value) error {
 			return fmt.Errorf("%s: want an integer", v.Display())
 		}
 		f.SetInt(int64(n))
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(scalar(), 64)
+		if err != nil || v.Kind == parser.KindBool {
+			return fmt.Errorf("%s: want a number", v.Display())
+		}
+		f.SetFloat(x)
 	case reflect.Bool:
 		b, err := asBool()
 		if err != nil {
@@ -295,4 +308,60 @@ func writeClusterText(w io.Writer, rep *cluster.Report) {
 	}
 	s := rep.Summary
 	fmt.Fprintf(w, "\n%d checks: %d ok, %d warn, %d failed, %d skipped, %d errors; %d API requests\n", s.Total, s.OK, s.Warn, s.Failed, s.Skipped, s.Errored, rep.Requests)
+}
+
+// clusterRoleVars sets what roles/verify/tasks/cluster.yml hands
+// cluster_facts from the role's layercheck_cluster_* variables, read from
+// vars (the first kube_control_plane host's, where verify.yml runs the
+// cluster checks), so that `layercheck verify` judges the cluster as
+// verify.yml does: an inventory that points layercheck_cluster_probe_image
+// at its own registry is obeyed by both. Unset variables keep the role's
+// defaults (roles/verify/defaults/main.yml), which are cluster.Request's.
+func clusterRoleVars(vars *parser.Map, req *cluster.Request) ([]string, error) {
+	var warnings []string
+	scalars := []struct {
+		name string
+		dst  any
+	}{
+		{"layercheck_cluster_context", &req.Context},
+		{"layercheck_cluster_timeout", &req.Timeout},
+		{"layercheck_cluster_layer_timeout", &req.LayerTimeout},
+		{"layercheck_cluster_probe", &req.Probe.Enabled},
+		{"layercheck_cluster_probe_image", &req.Probe.Image},
+		{"layercheck_cluster_probe_port", &req.Probe.Port},
+		{"layercheck_cluster_probe_timeout", &req.Probe.Timeout},
+		{"layercheck_cluster_probe_cleanup_timeout", &req.Probe.CleanupTimeout},
+		{"layercheck_cluster_probe_path", &req.Probe.Path},
+		{"layercheck_cluster_layers", &req.Layers},
+		{"layercheck_cluster_skip", &req.Skip},
+	}
+	for _, sc := range scalars {
+		v := vars.Get(sc.name)
+		if v == nil || v.Kind == parser.KindNull {
+			continue
+		}
+		if v.Templated() || v.IsVault() {
+			warnings = append(warnings, fmt.Sprintf("%s at %s is %s, rendered by Ansible at run time: the role's default assumed", sc.name, v.Pos, v.Display()))
+			continue
+		}
+		f := reflect.ValueOf(sc.dst).Elem()
+		if f.Kind() == reflect.Slice {
+			if v.Kind != parser.KindList {
+				return warnings, fmt.Errorf("%s at %s: %s: want a list of layer names", sc.name, v.Pos, v.Display())
+			}
+			var names []string
+			for _, it := range v.List {
+				if it.Kind != parser.KindString {
+					return warnings, fmt.Errorf("%s at %s: %s: want a layer name", sc.name, it.Pos, it.Display())
+				}
+				names = append(names, it.Str)
+			}
+			f.Set(reflect.ValueOf(names))
+			continue
+		}
+		if err := setOption(f, v); err != nil {
+			return warnings, fmt.Errorf("%s at %s: %v", sc.name, v.Pos, err)
+		}
+	}
+	return warnings, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/verify/cluster"
 )
 
 func TestClusterOptionsFromSample(t *testing.T) {
@@ -127,4 +128,49 @@ func TestClusterOptionsKubeOverrideHostname(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, warnings)
 	assert.Equal(t, map[string]string{"cp1": "cp1.example.org"}, o.NodeNames)
+}
+
+// layercheck verify --cluster-from on the v2.31.0 e2e cluster ran its probe
+// with the default registry.k8s.io image, which the offline nodes cannot
+// pull, while verify.yml used the inventory's layercheck_cluster_probe_image
+// and passed: the verdicts differed. The role's layercheck_cluster_*
+// variables, read from the first control plane's hostvars, now reach both.
+func TestClusterRoleVarsAsVerifyYMLHandsThem(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hosts.yml"), []byte("all:\n  vars:\n"+
+		"    layercheck_cluster_probe_image: 192.0.2.1:5000/e2e-test-images/agnhost:2.53\n"+
+		"    layercheck_cluster_probe_timeout: 90\n    layercheck_cluster_probe_port: 8081\n"+
+		"    layercheck_cluster_layer_timeout: 45.5\n    layercheck_cluster_skip: [cni]\n"+
+		"  children:\n    kube_control_plane:\n      hosts:\n        cp1: {layercheck_cluster_probe: \"false\"}\n    kube_node:\n      hosts: {w1: {layercheck_cluster_probe: true}}\n"), 0o644))
+	_, vars, _, err := clusterOptions([]string{filepath.Join(dir, "hosts.yml")}, []string{"layercheck_cluster_probe_path=service_proxy"})
+	require.NoError(t, err)
+	var req cluster.Request
+	warnings, err := clusterRoleVars(vars, &req)
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	assert.Equal(t, "192.0.2.1:5000/e2e-test-images/agnhost:2.53", req.Probe.Image)
+	assert.Equal(t, 90.0, req.Probe.Timeout)
+	assert.Equal(t, 8081, req.Probe.Port)
+	assert.Equal(t, 45.5, req.LayerTimeout)
+	assert.Equal(t, []string{"cni"}, req.Skip)
+	assert.Equal(t, "service_proxy", req.Probe.Path)
+	require.NotNil(t, req.Probe.Enabled)
+	assert.False(t, *req.Probe.Enabled, "the first control plane's value, as `| bool` reads it")
+
+	// Unset: the role's defaults, which are the request's.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hosts.yml"), []byte("all:\n  children:\n    kube_control_plane:\n      hosts: {cp1: {}}\n"), 0o644))
+	_, vars, _, err = clusterOptions([]string{filepath.Join(dir, "hosts.yml")}, nil)
+	require.NoError(t, err)
+	req = cluster.Request{}
+	_, err = clusterRoleVars(vars, &req)
+	require.NoError(t, err)
+	assert.Equal(t, cluster.Request{}, req)
+
+	// A wrong type names the variable and where it is.
+	_, vars, _, err = clusterOptions([]string{filepath.Join(dir, "hosts.yml")}, []string{"layercheck_cluster_probe_timeout=soon"})
+	require.NoError(t, err)
+	_, err = clusterRoleVars(vars, &req)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "layercheck_cluster_probe_timeout at -e")
+	assert.Contains(t, err.Error(), "want a number")
 }

@@ -116,15 +116,19 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	rep := fleet.Run(ctx, hosts, opts)
 	switch {
 	case *kubeconfig != "" || *clusterFrom != "":
-		copts, cw, err := ClusterOptions(inv, extra)
+		copts, cvars, cw, err := clusterOptions(inv, extra)
 		if err != nil {
 			rep.ClusterSkipped = err.Error()
 			break
 		}
-		for _, w := range cw {
+		req := cluster.Request{Options: *copts, Kubeconfig: *kubeconfig}
+		rw, err := clusterRoleVars(cvars, &req)
+		if err != nil {
+			return &ExitError{Code: 2, Msg: "verify: " + err.Error()}
+		}
+		for _, w := range append(cw, rw...) {
 			fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
 		}
-		req := cluster.Request{Options: *copts, Kubeconfig: *kubeconfig}
 		if *clusterFrom != "" {
 			src, err := firstControlPlane(ctx, hosts, copts.KubeControlPlane, opts)
 			if err != nil {
