@@ -65,7 +65,7 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	if err != nil {
 		return []verify.Result{{Check: "metrics_server", Status: verify.StatusError, Msg: err.Error()}}
 	}
-	r, _ := env.awaitDeployment(ctx, "metrics_server", "kube-system", "metrics-server", deps)
+	r, dep := env.awaitDeployment(ctx, "metrics_server", "kube-system", "metrics-server", deps)
 	res = append(res, r)
 
 	status, reason, message, err := metricsAPIServiceAvailable(ctx, env)
@@ -75,9 +75,10 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 			Remediation: "rerun cluster.yml --tags metrics_server; kubectl get apiservice " + MetricsAPIService})
 	}
 	// The aggregator judges the APIService again once the pod behind it is
-	// ready (at the latest on its 30 s resync): with metrics-server ready,
-	// a not yet Available APIService is read again for a while.
-	if status != "True" && r.Status == verify.StatusOK {
+	// ready (at the latest on its 30 s resync): with metrics-server just
+	// become Available, a not yet Available APIService is read again for a
+	// while.
+	if status != "True" && r.Status == verify.StatusOK && justAvailable(dep, apiServiceSettle) {
 		deadline := time.Now().Add(min(apiServiceSettle, env.rolloutWait(ctx)))
 		for status != "True" && err == nil && time.Now().Add(rolloutPoll).Before(deadline) {
 			sleep(ctx, rolloutPoll)

@@ -92,3 +92,17 @@ func progressing(d *appsv1.Deployment) string {
 	}
 	return "no condition yet"
 }
+
+// justAvailable reports whether Deployment d's Available condition turned
+// True less than within ago (by the API server's clock).
+func justAvailable(d *appsv1.Deployment, within time.Duration) bool {
+	if d == nil {
+		return false
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable {
+			return c.Status == corev1.ConditionTrue && time.Since(c.LastTransitionTime.Time) < within
+		}
+	}
+	return false
+}

@@ -97,6 +97,8 @@ func TestWaitsForWhatClusterYMLLeftRestarting(t *testing.T) {
 		d, err := kube.AppsV1().Deployments("kube-system").Get(ctx, "metrics-server", metav1.GetOptions{})
 		if err == nil {
 			d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1
+			d.Status.Conditions[0] = appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue,
+				Reason: "MinimumReplicasAvailable", LastTransitionTime: metav1.Now()}
 			d.Status.Conditions[1].Reason = "NewReplicaSetAvailable"
 			_, _ = kube.AppsV1().Deployments("kube-system").UpdateStatus(ctx, d, metav1.UpdateOptions{})
 		}
@@ -150,6 +152,20 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Equal(t, verify.StatusFail, clustertest.Result(t, rep, "addons", "metrics_server").Status)
+
+	// Available for an hour with its APIService not: the aggregator has had
+	// its chances, and the APIService is judged at once.
+	w = clustertest.Healthy(o, 4)
+	d = deployment(w, "kube-system", "metrics-server")
+	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue,
+		Reason: "MinimumReplicasAvailable", LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
+	env, _, _ = envFor(t, o, w, time.Minute, "False", "FailedDiscoveryCheck")
+	start = time.Now()
+	rep, err = cluster.Run(context.Background(), env, []string{"addons"}, nil)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Equal(t, verify.StatusOK, clustertest.Result(t, rep, "addons", "metrics_server").Status)
+	assert.Equal(t, verify.StatusFail, clustertest.Result(t, rep, "addons", "metrics_apiservice").Status)
 
 	// Still rolling out when the wait runs out.
 	w = clustertest.Healthy(o, 4)
