@@ -181,8 +181,12 @@ func TestKubesprayCluster(t *testing.T) {
 		ok := t.Run(strings.ReplaceAll(b.Name, " ", "_"), func(t *testing.T) {
 			start := time.Now()
 			b.Seed(t, s.stage)
+			ymlStart := time.Now()
 			yml, ycl := s.verifyClusterYML(t, b.Name)
+			found.YMLTime = time.Since(ymlStart)
+			cliStart := time.Now()
 			cli := s.verifyClusterCLI(t, b.Name)
+			found.CLITime = time.Since(cliStart)
 			found.YML = judgeAny(t, "verify.yml", b, yml, ycl)
 			found.CLI = judgeAny(t, "layercheck verify", b, reportsOf(cli), cli.Cluster)
 			sameVerdicts(t, b.Name, yml, cli)

@@ -44,7 +44,9 @@ type breakResult struct {
 	Name, Host, Layer string
 	Want              verify.Status
 	YML, CLI          string
-	Duration          time.Duration
+	// YMLTime and CLITime are each tool's wall time on the break.
+	YMLTime, CLITime time.Duration
+	Duration         time.Duration
 }
 
 func (res *results) release(r release) *releaseResult {
@@ -58,6 +60,14 @@ func (res *results) release(r release) *releaseResult {
 
 // timed runs f as a stage and records its wall time; a stage that stops
 // the test (t.Fatal) is recorded as failed.
+// timedCell is a break's verdict cell with the tool's time, if measured.
+func timedCell(verdict string, d time.Duration) string {
+	if d == 0 {
+		return cell(verdict)
+	}
+	return "(" + fmtDuration(d) + ") " + cell(verdict)
+}
+
 func (rr *releaseResult) timed(name string, f func()) {
 	start := time.Now()
 	i := len(rr.Stages)
@@ -130,9 +140,9 @@ func (res *results) write(t *testing.T) {
 			}
 		}
 		if len(rr.Breaks) > 0 {
-			b.WriteString("\nBreaks, seeded one at a time:\n\n| break | expected | verify.yml | layercheck verify |\n|---|---|---|---|\n")
+			b.WriteString("\nBreaks, seeded one at a time (each tool's wall time in brackets):\n\n| break | expected | verify.yml | layercheck verify |\n|---|---|---|---|\n")
 			for _, br := range rr.Breaks {
-				fmt.Fprintf(&b, "| %s | %s %s %s | %s | %s |\n", br.Name, br.Host, br.Layer, br.Want, cell(br.YML), cell(br.CLI))
+				fmt.Fprintf(&b, "| %s | %s %s %s | %s | %s |\n", br.Name, br.Host, br.Layer, br.Want, timedCell(br.YML, br.YMLTime), timedCell(br.CLI, br.CLITime))
 			}
 		}
 		b.WriteString("\n")

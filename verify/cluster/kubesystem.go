@@ -159,7 +159,13 @@ func checkDeployment(check, ns, name string, deps []appsv1.Deployment) (verify.R
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
 	}
-	if want == 0 || d.Status.ReadyReplicas < want || d.Status.AvailableReplicas < want {
+	if want == 0 {
+		return verify.Result{Check: check, Status: verify.StatusFail,
+			Msg:      fmt.Sprintf("Deployment %s/%s is scaled to 0 replicas: nothing serves it", ns, name),
+			Expected: ">= 1 replica", Actual: 0,
+			Remediation: fmt.Sprintf("kubectl -n %s scale deploy %s --replicas=1 (or rerun cluster.yml, which applies kubespray's replica count); look for whatever scaled it down (kubectl -n %s get events, an autoscaler)", ns, name, ns)}, d
+	}
+	if d.Status.ReadyReplicas < want || d.Status.AvailableReplicas < want {
 		return verify.Result{Check: check, Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("Deployment %s/%s: %d/%d replicas ready", ns, name, d.Status.ReadyReplicas, want),
 			Expected: want, Actual: d.Status.ReadyReplicas,

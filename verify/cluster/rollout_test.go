@@ -137,7 +137,8 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 	r := clustertest.Result(t, rep, "addons", "metrics_server")
 	assert.Equal(t, verify.StatusFail, r.Status)
-	assert.Contains(t, r.Msg, "0/0 replicas ready")
+	assert.Contains(t, r.Msg, "scaled to 0 replicas")
+	assert.Contains(t, r.Remediation, "--replicas=1")
 	assert.NotContains(t, r.Msg, "waiting")
 	assert.Equal(t, verify.StatusFail, clustertest.Result(t, rep, "addons", "metrics_apiservice").Status)
 
