@@ -154,8 +154,29 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 			f.Ports = append(f.Ports, CNIPort{"tcp", 179, "calico BGP peering (BIRD)", "calico_network_backend: bird"})
 		}
 	case "flannel":
-		want("flannel.1", "kube_network_plugin: flannel (vxlan backend)")
-		f.Ports = append(f.Ports, CNIPort{"udp", 8472, "flannel VXLAN", "kube_network_plugin: flannel"})
+		switch o.FlannelBackendType {
+		case "vxlan":
+			vni, port := 1, 8472
+			if o.FlannelVXLANVNI != nil {
+				vni = *o.FlannelVXLANVNI
+			}
+			if o.FlannelVXLANPort != nil {
+				port = *o.FlannelVXLANPort
+			}
+			b := fmt.Sprintf("kube_network_plugin: flannel, flannel_backend_type: vxlan, flannel_vxlan_vni: %d", vni)
+			want(fmt.Sprintf("flannel.%d", vni), b)
+			f.Ports = append(f.Ports, CNIPort{"udp", port, "flannel VXLAN", fmt.Sprintf("flannel_vxlan_port: %d", port)})
+		case "wireguard":
+			// flannel's wireguard backend: device flannel-wg, port 51820.
+			b := "kube_network_plugin: flannel, flannel_backend_type: wireguard"
+			want("flannel-wg", b)
+			f.Ports = append(f.Ports, CNIPort{"udp", 51820, "flannel WireGuard", b})
+		default:
+			// host-gw: routes through the nodes' own interfaces, no tunnel
+			// device and no port of its own.
+			return []verify.Result{{Check: "plugin", Status: verify.StatusOK,
+				Msg: fmt.Sprintf("flannel_backend_type %s has no tunnel interface or port to check on the node", o.FlannelBackendType)}}, f, nil
+		}
 	case "cilium":
 		want("cilium_host", "kube_network_plugin: cilium")
 		f.Ports = append(f.Ports, CNIPort{"udp", 8472, "cilium VXLAN tunnel", "kube_network_plugin: cilium"},

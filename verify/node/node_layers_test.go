@@ -527,3 +527,40 @@ func TestLocalPathClaimRootOnWorkers(t *testing.T) {
 		t.Errorf("worker with a file as claim root: %+v", res)
 	}
 }
+
+// flannel's device is flannel.<flannel_vxlan_vni> on flannel_vxlan_port;
+// host-gw has no tunnel; wireguard has flannel-wg.
+func TestCNIFlannelBackends(t *testing.T) {
+	tr := buildTree(t, testharness.Config{Interfaces: []string{"eth0", "flannel.4096", "cni0"}})
+	env := testEnv(tr, testNow)
+	env.Options.Groups = []string{"kube_node", "k8s_cluster"}
+	env.Options.KubeNetworkPlugin = "flannel"
+	vni, port := 4096, 4789
+	env.Options.FlannelVXLANVNI, env.Options.FlannelVXLANPort = &vni, &port
+	res, facts, err := cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) > 0 {
+		t.Fatalf("flannel.4096 present: %+v", bad)
+	}
+	if ps := portList(facts.(*CNIFacts).Ports); ps != "udp/4789" {
+		t.Errorf("ports: %s", ps)
+	}
+	vni = 1
+	res, _, err = cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) != 1 || bad[0].Check != "interface:flannel.1" || !strings.Contains(bad[0].Msg, "flannel_vxlan_vni: 1") {
+		t.Errorf("flannel.1 missing: %+v", res)
+	}
+	env.Options.FlannelBackendType = "host-gw"
+	res, facts, err = cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if len(res) != 1 || res[0].Status != verify.StatusOK || !strings.Contains(res[0].Msg, "host-gw") || len(facts.(*CNIFacts).Interfaces) != 0 {
+		t.Errorf("host-gw: %+v", res)
+	}
+	env.Options.FlannelBackendType = "wireguard"
+	res, _, err = cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if bad := failed(res); len(bad) != 1 || bad[0].Check != "interface:flannel-wg" || !strings.Contains(bad[0].Remediation, "udp/51820") {
+		t.Errorf("wireguard: %+v", res)
+	}
+}

@@ -21,23 +21,30 @@ type Options struct {
 	// service of dns_mode coredns_dual (fourth address of
 	// kube_service_addresses); ManualDNSServer is manual_dns_server, the
 	// cluster DNS of dns_mode manual (empty by default).
-	SkydnsServerSecondary         string   `json:"skydns_server_secondary"`
-	ManualDNSServer               string   `json:"manual_dns_server"`
-	KubeServiceAddresses          string   `json:"kube_service_addresses"`            // 10.233.0.0/18
-	KubePodsSubnet                string   `json:"kube_pods_subnet"`                  // 10.233.64.0/18
-	DNSDomain                     string   `json:"dns_domain"`                        // cluster.local
-	UpstreamDNSServers            []string `json:"upstream_dns_servers"`              // empty
-	KubeVersion                   string   `json:"kube_version"`                      // 1.35.4 (v2.31.0)
-	KubeProxyMode                 string   `json:"kube_proxy_mode"`                   // ipvs
-	KubeNetworkPlugin             string   `json:"kube_network_plugin"`               // calico
-	CalicoIPIPMode                string   `json:"calico_ipip_mode"`                  // Never
-	CalicoVXLANMode               string   `json:"calico_vxlan_mode"`                 // Always
-	CalicoNetworkBackend          string   `json:"calico_network_backend"`            // vxlan
-	LocalReleaseDir               string   `json:"local_release_dir"`                 // /tmp/releases
-	BinDir                        string   `json:"bin_dir"`                           // /usr/local/bin
-	HelmEnabled                   bool     `json:"helm_enabled"`                      // false
-	LocalPathProvisionerEnabled   bool     `json:"local_path_provisioner_enabled"`    // false
-	LocalPathProvisionerClaimRoot string   `json:"local_path_provisioner_claim_root"` // /opt/local-path-provisioner/
+	SkydnsServerSecondary string   `json:"skydns_server_secondary"`
+	ManualDNSServer       string   `json:"manual_dns_server"`
+	KubeServiceAddresses  string   `json:"kube_service_addresses"` // 10.233.0.0/18
+	KubePodsSubnet        string   `json:"kube_pods_subnet"`       // 10.233.64.0/18
+	DNSDomain             string   `json:"dns_domain"`             // cluster.local
+	UpstreamDNSServers    []string `json:"upstream_dns_servers"`   // empty
+	KubeVersion           string   `json:"kube_version"`           // 1.35.4 (v2.31.0)
+	KubeProxyMode         string   `json:"kube_proxy_mode"`        // ipvs
+	KubeNetworkPlugin     string   `json:"kube_network_plugin"`    // calico
+	CalicoIPIPMode        string   `json:"calico_ipip_mode"`       // Never
+	CalicoVXLANMode       string   `json:"calico_vxlan_mode"`      // Always
+	CalicoNetworkBackend  string   `json:"calico_network_backend"` // vxlan
+	// flannel_backend_type (vxlan), and for vxlan flannel_vxlan_vni (1),
+	// whose number names flannel's device flannel.<VNI>, and
+	// flannel_vxlan_port (8472): roles/network_plugin/flannel/defaults.
+	// Pointers, so that an explicit 0 is not taken for unset.
+	FlannelBackendType            string `json:"flannel_backend_type"`
+	FlannelVXLANVNI               *int   `json:"flannel_vxlan_vni"`
+	FlannelVXLANPort              *int   `json:"flannel_vxlan_port"`
+	LocalReleaseDir               string `json:"local_release_dir"`                 // /tmp/releases
+	BinDir                        string `json:"bin_dir"`                           // /usr/local/bin
+	HelmEnabled                   bool   `json:"helm_enabled"`                      // false
+	LocalPathProvisionerEnabled   bool   `json:"local_path_provisioner_enabled"`    // false
+	LocalPathProvisionerClaimRoot string `json:"local_path_provisioner_claim_root"` // /opt/local-path-provisioner/
 	// CiliumCertDir is cilium_cert_dir (/etc/cilium/certs,
 	// roles/network_plugin/cilium/defaults/main.yml), where kubespray links
 	// the etcd certificates for cilium when CiliumIdentityAllocationMode
@@ -102,6 +109,15 @@ func (o *Options) Defaults() {
 	def(&o.CalicoIPIPMode, "Never")
 	def(&o.CalicoVXLANMode, "Always")
 	def(&o.CalicoNetworkBackend, "vxlan")
+	def(&o.FlannelBackendType, "vxlan")
+	if o.FlannelVXLANVNI == nil {
+		vni := 1
+		o.FlannelVXLANVNI = &vni
+	}
+	if o.FlannelVXLANPort == nil {
+		port := 8472
+		o.FlannelVXLANPort = &port
+	}
 	def(&o.LocalReleaseDir, "/tmp/releases")
 	def(&o.BinDir, "/usr/local/bin")
 	def(&o.LocalPathProvisionerClaimRoot, "/opt/local-path-provisioner/")
