@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -99,11 +100,49 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	facts.MetricsAPIService = "True"
 	res = append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusOK, Msg: "APIService " + MetricsAPIService + " Available"})
 
-	body, err := env.Kube.RawGet(ctx, "/apis/metrics.k8s.io/v1beta1/nodes")
-	if err != nil {
+	n, missing, err := readNodeMetrics(ctx, env)
+	// metrics-server is ready after its first scrape but has a node's
+	// metrics only after its second, metric resolution (15 s in kubespray)
+	// later: just after it became Available, missing nodes are read again.
+	if err == nil && len(missing) > 0 && justAvailable(dep, nodeMetricsSettle) {
+		deadline := time.Now().Add(min(nodeMetricsSettle, env.rolloutWait(ctx)))
+		for err == nil && len(missing) > 0 && time.Now().Add(rolloutPoll).Before(deadline) {
+			sleep(ctx, rolloutPoll)
+			n, missing, err = readNodeMetrics(ctx, env)
+		}
+	}
+	switch {
+	case errors.Is(err, errNotNodeMetrics):
+		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusFail, Msg: "node metrics: " + err.Error()})
+	case err != nil:
 		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusFail,
 			Msg:         "node metrics not readable: " + errAPI(env, "GET /apis/metrics.k8s.io/v1beta1/nodes", err).Error(),
 			Remediation: "kubectl top nodes; kubectl -n kube-system logs deploy/metrics-server (it scrapes each kubelet on port 10250)"})
+	}
+	facts.NodeMetrics = n
+	if len(missing) > 0 {
+		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusWarn,
+			Msg:    fmt.Sprintf("node metrics readable for %d node(s) but not for %s", n, verify.Abridge(missing)),
+			Actual: missing, Remediation: "kubectl -n kube-system logs deploy/metrics-server shows the scrape errors for these kubelets"})
+	}
+	return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusOK,
+		Msg: fmt.Sprintf("node metrics readable for every node (%d)", n)})
+}
+
+// nodeMetricsSettle is how long after metrics-server became Available
+// nodes missing from its NodeMetricsList are read again: two scrapes at
+// kubespray's 15 s metric resolution, with room.
+var nodeMetricsSettle = 60 * time.Second
+
+// errNotNodeMetrics is a metrics API answer that is not a NodeMetricsList.
+var errNotNodeMetrics = errors.New("not a NodeMetricsList")
+
+// readNodeMetrics lists metrics.k8s.io's NodeMetrics: how many there are,
+// and the k8s_cluster hosts without one.
+func readNodeMetrics(ctx context.Context, env *Env) (int, []string, error) {
+	body, err := env.Kube.RawGet(ctx, "/apis/metrics.k8s.io/v1beta1/nodes")
+	if err != nil {
+		return 0, nil, err
 	}
 	var list struct {
 		Items []struct {
@@ -113,9 +152,8 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 		} `json:"items"`
 	}
 	if err := jsonUnmarshal(body, &list); err != nil {
-		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusFail, Msg: "node metrics: not a NodeMetricsList: " + err.Error()})
+		return 0, nil, fmt.Errorf("%w: %v", errNotNodeMetrics, err)
 	}
-	facts.NodeMetrics = len(list.Items)
 	have := map[string]bool{}
 	for _, it := range list.Items {
 		have[it.Metadata.Name] = true
@@ -126,13 +164,7 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 			missing = append(missing, env.inv.label(h))
 		}
 	}
-	if len(missing) > 0 {
-		return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusWarn,
-			Msg:    fmt.Sprintf("node metrics readable for %d node(s) but not for %s", len(list.Items), verify.Abridge(missing)),
-			Actual: missing, Remediation: "kubectl -n kube-system logs deploy/metrics-server shows the scrape errors for these kubelets"})
-	}
-	return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusOK,
-		Msg: fmt.Sprintf("node metrics readable for every node (%d)", len(list.Items))})
+	return len(list.Items), missing, nil
 }
 
 // apiServiceSettle is how long a not yet Available metrics APIService is

@@ -82,6 +82,10 @@ func TestWaitsForWhatClusterYMLLeftRestarting(t *testing.T) {
 		}
 	}
 	env, kube, dyn := envFor(t, o, w, 10*time.Second, "False", "MissingEndpoints")
+	// Ready after its first scrape, metrics-server lists no node until its
+	// second: the first NodeMetricsLists are empty.
+	nm := &nodeMetricsAfter{API: env.Kube, empty: 3}
+	env.Kube = nm
 	ctx := context.Background()
 	// They come right while verify runs: the static pod first, then
 	// metrics-server, then the aggregator.
@@ -115,6 +119,28 @@ func TestWaitsForWhatClusterYMLLeftRestarting(t *testing.T) {
 	assert.Contains(t, r.Msg, "after verify began waiting for its rollout")
 	r = clustertest.Result(t, rep, "addons", "metrics_apiservice")
 	assert.Equal(t, verify.StatusOK, r.Status, r.Msg)
+	r = clustertest.Result(t, rep, "addons", "node_metrics")
+	assert.Equal(t, verify.StatusOK, r.Status, r.Msg)
+	assert.Equal(t, 4, nm.calls)
+}
+
+// nodeMetricsAfter answers metrics.k8s.io's NodeMetricsList: empty for the
+// first empty calls, then with node1-3.
+type nodeMetricsAfter struct {
+	cluster.API
+	empty, calls int
+}
+
+func (n *nodeMetricsAfter) RawGet(ctx context.Context, path string) ([]byte, error) {
+	if path != "/apis/metrics.k8s.io/v1beta1/nodes" {
+		return n.API.RawGet(ctx, path)
+	}
+	n.calls++
+	if n.calls <= n.empty {
+		return []byte(`{"kind":"NodeMetricsList","apiVersion":"metrics.k8s.io/v1beta1","items":[]}`), nil
+	}
+	return []byte(`{"kind":"NodeMetricsList","apiVersion":"metrics.k8s.io/v1beta1","items":[` +
+		`{"metadata":{"name":"node1"}},{"metadata":{"name":"node2"}},{"metadata":{"name":"node3"}}]}`), nil
 }
 
 // What is not rolling out is judged at once, whatever the wait allows:
@@ -167,6 +193,15 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Equal(t, verify.StatusOK, clustertest.Result(t, rep, "addons", "metrics_server").Status)
 	assert.Equal(t, verify.StatusFail, clustertest.Result(t, rep, "addons", "metrics_apiservice").Status)
+
+	// Available for an hour and a node without metrics: a warning at once.
+	env, _, _ = envFor(t, o, w, time.Minute, "True", "Passed")
+	nm := &nodeMetricsAfter{API: env.Kube, empty: 100}
+	env.Kube = nm
+	rep, err = cluster.Run(context.Background(), env, []string{"addons"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, nm.calls)
+	assert.Equal(t, verify.StatusWarn, clustertest.Result(t, rep, "addons", "node_metrics").Status)
 
 	// Still rolling out when the wait runs out.
 	w = clustertest.Healthy(o, 4)
