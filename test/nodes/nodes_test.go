@@ -49,15 +49,30 @@ func lines(s string, pred func(string) bool) []string {
 // leftovers lists what the harness owns that is still there.
 func leftovers(t *testing.T) []string {
 	t.Helper()
+	// Only this lab's: nodes.sh lets two labs run side by side with
+	// different LAYERCHECK_NODES_NETNS and LAYERCHECK_NODES_DIR.
+	prefix := os.Getenv("LAYERCHECK_NODES_NETNS")
+	if prefix == "" {
+		prefix = "lc"
+	}
+	dir := os.Getenv("LAYERCHECK_NODES_DIR")
+	if dir == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			cache = filepath.Join(os.Getenv("HOME"), ".cache")
+		}
+		dir = filepath.Join(cache, "layercheck", "nodes")
+	}
+	run := filepath.Join(dir, "run") + "/"
 	var left []string
 	if out, _ := exec.Command("pgrep", "-a", "-x", "systemd-nspawn").Output(); len(out) > 0 {
-		left = append(left, "processes: "+strings.TrimSpace(string(out)))
+		left = append(left, lines(string(out), func(l string) bool { return strings.Contains(l, run) })...)
 	}
 	out, _ := exec.Command("ip", "netns", "list").Output()
-	left = append(left, lines(string(out), func(l string) bool { return strings.HasPrefix(l, "lc-") })...)
+	left = append(left, lines(string(out), func(l string) bool { return strings.HasPrefix(l, prefix+"-") })...)
 	mounts, _ := os.ReadFile("/proc/self/mounts")
-	left = append(left, lines(string(mounts), func(l string) bool { return strings.Contains(l, "layercheck/nodes/run/") })...)
-	cgs, _ := filepath.Glob("/sys/fs/cgroup/*/lc-node*")
+	left = append(left, lines(string(mounts), func(l string) bool { return strings.Contains(l, run) })...)
+	cgs, _ := filepath.Glob("/sys/fs/cgroup/*/" + prefix + "-node*")
 	left = append(left, cgs...)
 	return left
 }
