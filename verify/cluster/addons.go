@@ -179,6 +179,13 @@ func metricsAPIServiceAvailable(ctx context.Context, env *Env) (status, reason, 
 	if err != nil {
 		return "", "", "", err
 	}
+	status, reason, message = apiServiceAvailable(as)
+	return status, reason, message, nil
+}
+
+// apiServiceAvailable is an APIService's Available condition (Unknown,
+// NoCondition while the aggregator has not judged it).
+func apiServiceAvailable(as *unstructured.Unstructured) (status, reason, message string) {
 	conds, _, _ := unstructured.NestedSlice(as.Object, "status", "conditions")
 	status, reason, message = "Unknown", "NoCondition", "the aggregator has not judged it yet"
 	for _, c := range conds {
@@ -189,7 +196,7 @@ func metricsAPIServiceAvailable(ctx context.Context, env *Env) (status, reason, 
 			message, _ = m["message"].(string)
 		}
 	}
-	return status, reason, message, nil
+	return status, reason, message
 }
 
 // APIServiceRemedy is the fix for metrics-server's APIService when its
@@ -259,6 +266,9 @@ func checkLocalPath(ctx context.Context, env *Env, facts *AddonsFacts) []verify.
 func pvcProbe(ctx context.Context, env *Env, facts *AddonsFacts) (r verify.Result) {
 	o := &env.Options
 	r = verify.Result{Check: "pvc_bind"}
+	if r, blocked := namespaceDeletionBlocked(ctx, env, "pvc_bind", "the PVC probe"); blocked {
+		return r
+	}
 	ns, err := createProbeNamespace(ctx, env, "layercheck-pvc-")
 	if err != nil {
 		r.Status, r.Msg = verify.StatusError, err.Error()

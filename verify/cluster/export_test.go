@@ -11,3 +11,6 @@ func SetRolloutPoll(d time.Duration) func() {
 
 // CreatePodInNewNamespace is createPodInNewNamespace, for its test.
 var CreatePodInNewNamespace = createPodInNewNamespace
+
+// NamespaceDeletionBlocked is namespaceDeletionBlocked, for its test.
+var NamespaceDeletionBlocked = namespaceDeletionBlocked

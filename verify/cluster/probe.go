@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/layercheck/layercheck/verify"
@@ -177,6 +178,9 @@ func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ a
 	if !boolOr(env.Probe.Enabled, true) {
 		return []verify.Result{{Check: "service", Status: verify.StatusSkipped, Msg: "probe: false"}}, facts, nil
 	}
+	if r, blocked := namespaceDeletionBlocked(ctx, env, "service", "the workload probe"); blocked {
+		return []verify.Result{r}, facts, nil
+	}
 	ns, err := createProbeNamespace(ctx, env, "layercheck-probe-")
 	if err != nil {
 		return nil, facts, err
@@ -189,6 +193,44 @@ func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ a
 	}()
 	r := runProbe(ctx, env, ns, facts)
 	return []verify.Result{r}, facts, nil
+}
+
+// namespaceDeletionBlocked reports, as result check, that a probe (what)
+// is not run because a namespace created now could not be deleted: the
+// namespace controller of kube-controller-manager deletes a namespace's
+// content through every API group's discovery, and while an aggregated
+// APIService is not Available it leaves the namespace Terminating
+// (NamespaceDeletionDiscoveryFailure) until it is. Verify creates only
+// what it removes, so it does not create the namespace then. On the
+// kubespray v2.31.0 cluster, metrics-server scaled to 0 left both probe
+// namespaces Terminating past the clean-up budget. When the APIServices
+// cannot be listed, the probe runs as before.
+func namespaceDeletionBlocked(ctx context.Context, env *Env, check, what string) (verify.Result, bool) {
+	if env.Dynamic == nil {
+		return verify.Result{}, false
+	}
+	l, err := env.Dynamic.Resource(APIServiceGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return verify.Result{}, false
+	}
+	var down []string
+	for _, as := range l.Items {
+		if svc, _, _ := unstructured.NestedMap(as.Object, "spec", "service"); svc == nil {
+			continue // served by kube-apiserver itself
+		}
+		if status, reason, _ := apiServiceAvailable(&as); status != "True" {
+			down = append(down, fmt.Sprintf("%s (%s)", as.GetName(), reason))
+		}
+	}
+	if len(down) == 0 {
+		return verify.Result{}, false
+	}
+	sort.Strings(down)
+	return verify.Result{Check: check, Status: verify.StatusWarn,
+		Msg: fmt.Sprintf("%s was not run: APIService %s not Available, so a namespace created now could not be deleted (kube-controller-manager leaves it Terminating with NamespaceDeletionDiscoveryFailure until every API group answers)",
+			what, verify.Abridge(down)),
+		Actual:      down,
+		Remediation: "make the APIService Available first (kubectl get apiservice; for v1beta1.metrics.k8s.io, metrics-server's pods), or delete an APIService whose backend is gone; then run verify again"}, true
 }
 
 // cleanupResult deletes the probe namespace ns and says how that went: a

@@ -255,3 +255,40 @@ func TestProbePodWaitsForDefaultServiceAccount(t *testing.T) {
 	require.Error(t, cluster.CreatePodInNewNamespace(ctx, env, "ns", pod, time.Now().Add(5*time.Second)))
 	assert.Equal(t, 1, calls)
 }
+
+// With metrics-server scaled to 0 on the v2.31.0 cluster, both probe
+// namespaces stayed Terminating (NamespaceDeletionDiscoveryFailure) past
+// the clean-up budget: kube-controller-manager cannot delete a namespace
+// while an aggregated APIService is not Available. The probes are then not
+// run, and say why, rather than leave a namespace behind.
+func TestProbesNotRunWhileAnAPIServiceIsDown(t *testing.T) {
+	o := oneControlPlane()
+	o.LocalPathProvisionerEnabled = true
+	o.Defaults()
+	w := clustertest.Healthy(o, 4)
+	d := deployment(w, "kube-system", "metrics-server")
+	zero := int32(0)
+	d.Spec.Replicas = &zero
+	env, kube, _ := envFor(t, o, w, time.Minute, "False", "MissingEndpoints")
+	env.CheckMode = false
+	rep, err := cluster.Run(context.Background(), env, []string{"probe", "addons"}, nil)
+	require.NoError(t, err)
+	for _, c := range []struct{ layer, check string }{{"probe", "service"}, {"addons", "pvc_bind"}} {
+		r := clustertest.Result(t, rep, c.layer, c.check)
+		assert.Equal(t, verify.StatusWarn, r.Status, r.Msg)
+		assert.Contains(t, r.Msg, "v1beta1.metrics.k8s.io (MissingEndpoints) not Available")
+		assert.Contains(t, r.Remediation, "make the APIService Available first")
+	}
+	for _, a := range kube.Actions() {
+		if ca, ok := a.(k8stesting.CreateAction); ok && a.GetResource().Resource == "namespaces" {
+			if ns, _ := ca.GetObject().(*corev1.Namespace); ns != nil && strings.HasPrefix(ns.Name, "layercheck-") {
+				t.Errorf("a probe namespace was created: %s", ns.Name)
+			}
+		}
+	}
+
+	// Available: nothing in the way.
+	env, _, _ = envFor(t, o, w, time.Minute, "True", "Passed")
+	_, blocked := cluster.NamespaceDeletionBlocked(context.Background(), env, "service", "the workload probe")
+	assert.False(t, blocked)
+}
