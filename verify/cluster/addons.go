@@ -48,11 +48,16 @@ func (addonsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, e
 		return []verify.Result{{Check: "enabled", Status: verify.StatusSkipped,
 			Msg: "no add-on layercheck checks is enabled (metrics_server_enabled, local_path_provisioner_enabled, helm_enabled)"}}, facts, nil
 	}
+	// What waits for the add-ons to start gets LayerTimeout and
+	// RolloutWait of the layer's budget, so that the PVC probe keeps its
+	// own (probe_timeout and probe_cleanup_timeout).
+	waitCtx, cancel := context.WithTimeout(ctx, env.LayerTimeout+env.RolloutWait)
+	defer cancel()
 	if o.MetricsServerEnabled {
-		res = append(res, checkMetricsServer(ctx, env, facts)...)
+		res = append(res, checkMetricsServer(waitCtx, env, facts)...)
 	}
 	if o.LocalPathProvisionerEnabled {
-		res = append(res, checkLocalPath(ctx, env, facts)...)
+		res = append(res, checkLocalPath(ctx, waitCtx, env, facts)...)
 	}
 	if o.HelmEnabled {
 		res = append(res, checkHelm(ctx, env, facts))
@@ -222,7 +227,9 @@ func APIServiceRemedy(reason string) string {
 	return "kubectl get apiservice " + MetricsAPIService + " -o yaml shows the aggregator's message; kubectl -n " + ns + " describe deploy metrics-server"
 }
 
-func checkLocalPath(ctx context.Context, env *Env, facts *AddonsFacts) []verify.Result {
+// checkLocalPath checks local-path-provisioner: its StorageClass and
+// Deployment (waited for within waitCtx), then the PVC probe (ctx).
+func checkLocalPath(ctx, waitCtx context.Context, env *Env, facts *AddonsFacts) []verify.Result {
 	o := &env.Options
 	var res []verify.Result
 	sc, err := env.Kube.GetStorageClass(ctx, o.LocalPathProvisionerStorageClass)
@@ -246,7 +253,7 @@ func checkLocalPath(ctx context.Context, env *Env, facts *AddonsFacts) []verify.
 	}
 	deps, err := env.snap.Deployments(ctx)
 	if err == nil {
-		r, _ := env.awaitDeployment(ctx, "local_path_provisioner", o.LocalPathProvisionerNamespace, "local-path-provisioner", deps)
+		r, _ := env.awaitDeployment(waitCtx, "local_path_provisioner", o.LocalPathProvisionerNamespace, "local-path-provisioner", deps)
 		res = append(res, r)
 	}
 	if env.CheckMode || !boolOr(env.Probe.Enabled, true) {
@@ -257,16 +264,17 @@ func checkLocalPath(ctx context.Context, env *Env, facts *AddonsFacts) []verify.
 		return append(res, verify.Result{Check: "pvc_bind", Status: verify.StatusSkipped,
 			Msg: "probe PVC not created (" + why + "): binding by local-path-provisioner not proven"})
 	}
-	return append(res, pvcProbe(ctx, env, facts))
+	return append(res, pvcProbe(ctx, waitCtx, env, facts))
 }
 
 // pvcProbe creates a PVC on the local-path class and a pod that mounts it
 // (local-path binds WaitForFirstConsumer), waits for Bound, and deletes
-// its namespace whatever happens.
-func pvcProbe(ctx context.Context, env *Env, facts *AddonsFacts) (r verify.Result) {
+// its namespace whatever happens; an APIService in the way of that
+// deletion is waited for within waitCtx.
+func pvcProbe(ctx, waitCtx context.Context, env *Env, facts *AddonsFacts) (r verify.Result) {
 	o := &env.Options
 	r = verify.Result{Check: "pvc_bind"}
-	if r, blocked := namespaceDeletionBlocked(ctx, env, "pvc_bind", "the PVC probe"); blocked {
+	if r, blocked := namespaceDeletionBlocked(waitCtx, env, "pvc_bind", "the PVC probe"); blocked {
 		return r
 	}
 	ns, err := createProbeNamespace(ctx, env, "layercheck-pvc-")

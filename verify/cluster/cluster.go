@@ -298,12 +298,17 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 	rep.ServerVersion = ver
 
 	rep.Layers = sel.Run(ctx, env, func(name string) time.Duration {
-		if name == "probe" || name == "addons" {
+		switch name {
+		case "probe", "addons":
 			// Probes create objects and wait for them (the probe budget),
 			// then wait for their namespace to be gone (the clean-up
 			// budget); LayerTimeout on top covers the other calls, so the
 			// layer's own results, not this deadline, say what failed.
-			return env.Probe.timeout() + env.Probe.cleanupTimeout() + env.LayerTimeout
+			// RolloutWait on top is for what is still starting (the
+			// add-ons, and the APIService the probes wait for).
+			return env.Probe.timeout() + env.Probe.cleanupTimeout() + env.LayerTimeout + env.RolloutWait
+		case "kube_system":
+			return env.LayerTimeout + env.RolloutWait
 		}
 		return env.LayerTimeout
 	})

@@ -211,11 +211,11 @@ func (env *Env) awaitStaticPods(ctx context.Context, pods []corev1.Pod) ([]corev
 		if ctx.Err() != nil {
 			break
 		}
-		l, err := env.Kube.ListPods(ctx, "kube-system", metav1.ListOptions{LabelSelector: "!" + daemonPodLabel})
-		if err != nil {
-			return nil, 0, errAPI(env, "list pods in kube-system", err)
+		// kube-apiserver itself may be restarting: a failed read keeps
+		// the pods last read and is tried again.
+		if l, err := env.Kube.ListPods(ctx, "kube-system", metav1.ListOptions{LabelSelector: "!" + daemonPodLabel}); err == nil {
+			pods = l.Items
 		}
-		pods = l.Items
 	}
 	return pods, time.Since(start), nil
 }

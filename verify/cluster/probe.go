@@ -209,28 +209,62 @@ func namespaceDeletionBlocked(ctx context.Context, env *Env, check, what string)
 	if env.Dynamic == nil {
 		return verify.Result{}, false
 	}
-	l, err := env.Dynamic.Resource(APIServiceGVR).List(ctx, metav1.ListOptions{})
-	if err != nil {
+	down, settling, ok := downAPIServices(ctx, env)
+	if !ok || len(down) == 0 {
 		return verify.Result{}, false
 	}
-	var down []string
-	for _, as := range l.Items {
-		if svc, _, _ := unstructured.NestedMap(as.Object, "spec", "service"); svc == nil {
-			continue // served by kube-apiserver itself
+	// Right after cluster.yml metrics-server may still be starting (the
+	// layers run side by side, so the addons layer may be waiting for it
+	// too): an APIService whose Deployment is still rolling out, or has
+	// just become Available, is waited for.
+	if settling {
+		deadline := time.Now().Add(env.rolloutWait(ctx))
+		for settling && len(down) > 0 && time.Now().Add(rolloutPoll).Before(deadline) {
+			sleep(ctx, rolloutPoll)
+			if ctx.Err() != nil {
+				break
+			}
+			if d, s, ok := downAPIServices(ctx, env); ok {
+				down, settling = d, s
+			}
 		}
-		if status, reason, _ := apiServiceAvailable(&as); status != "True" {
-			down = append(down, fmt.Sprintf("%s (%s)", as.GetName(), reason))
+		if len(down) == 0 {
+			return verify.Result{}, false
 		}
 	}
-	if len(down) == 0 {
-		return verify.Result{}, false
-	}
-	sort.Strings(down)
 	return verify.Result{Check: check, Status: verify.StatusWarn,
 		Msg: fmt.Sprintf("%s was not run: APIService %s not Available, so a namespace created now could not be deleted (kube-controller-manager leaves it Terminating with NamespaceDeletionDiscoveryFailure until every API group answers)",
 			what, verify.Abridge(down)),
 		Actual:      down,
 		Remediation: "make the APIService Available first (kubectl get apiservice; for v1beta1.metrics.k8s.io, metrics-server's pods), or delete an APIService whose backend is gone; then run verify again"}, true
+}
+
+// downAPIServices lists the aggregated APIServices (those with a
+// spec.service) that are not Available, as "name (reason)", and whether
+// one of them is settling: the Deployment of its Service's name is still
+// rolling out or has just become Available. ok is false when the
+// APIServices cannot be listed.
+func downAPIServices(ctx context.Context, env *Env) (down []string, settling, ok bool) {
+	l, err := env.Dynamic.Resource(APIServiceGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, false, false
+	}
+	for _, as := range l.Items {
+		svc, _, _ := unstructured.NestedStringMap(as.Object, "spec", "service")
+		if svc == nil {
+			continue // served by kube-apiserver itself
+		}
+		status, reason, _ := apiServiceAvailable(&as)
+		if status == "True" {
+			continue
+		}
+		down = append(down, fmt.Sprintf("%s (%s)", as.GetName(), reason))
+		if d, err := env.Kube.GetDeployment(ctx, svc["namespace"], svc["name"]); err == nil && (rollingOut(d) || justAvailable(d, apiServiceSettle)) {
+			settling = true
+		}
+	}
+	sort.Strings(down)
+	return down, settling, true
 }
 
 // cleanupResult deletes the probe namespace ns and says how that went: a

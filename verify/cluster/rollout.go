@@ -15,17 +15,30 @@ import (
 var rolloutPoll = 2 * time.Second
 
 // rollingOut reports whether the Deployment controller is still bringing
-// the Deployment to its replicas, as kubectl rollout status judges it: the
-// controller has not seen the newest spec, or its Progressing condition is
-// True for a reason other than NewReplicaSetAvailable (the rollout's end).
-// A Deployment scaled to 0, one that finished (and later lost its pods), or
-// one past its progress deadline (ProgressDeadlineExceeded, status False)
-// is not rolling out: it is judged as it is.
+// the Deployment to its replicas: it has not seen the newest spec, has not
+// yet created or updated every replica (a rollout, or a scale-up such as
+// dns-autoscaler's), or its Progressing condition is True for a reason
+// other than NewReplicaSetAvailable (the rollout's end). Unlike kubectl
+// rollout status, a Deployment that finished and later lost a pod (a crash
+// loop) is not waited for, and neither is one scaled to 0 or past its
+// progress deadline (ProgressDeadlineExceeded): each is judged as it is.
 func rollingOut(d *appsv1.Deployment) bool {
-	if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	if want == 0 {
 		return false
 	}
 	if d.Status.ObservedGeneration < d.Generation {
+		return true
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
+			return false
+		}
+	}
+	if d.Status.UpdatedReplicas < want || d.Status.Replicas < want {
 		return true
 	}
 	for _, c := range d.Status.Conditions {
@@ -59,8 +72,12 @@ func (env *Env) awaitDeployment(ctx context.Context, check, ns, name string, dep
 	if r.Status == verify.StatusOK || d == nil || !rollingOut(d) {
 		return r, d
 	}
+	limit := env.rolloutWait(ctx)
+	if limit <= 0 {
+		return r, d
+	}
 	start := time.Now()
-	deadline := start.Add(env.rolloutWait(ctx))
+	deadline := start.Add(limit)
 	for rollingOut(d) && time.Now().Add(rolloutPoll).Before(deadline) {
 		sleep(ctx, rolloutPoll)
 		if ctx.Err() != nil {
@@ -78,7 +95,7 @@ func (env *Env) awaitDeployment(ctx context.Context, check, ns, name string, dep
 		}
 	}
 	if rollingOut(d) {
-		r.Msg += fmt.Sprintf("; still rolling out after %s of waiting (Progressing: %s)", time.Since(start).Round(time.Second), progressing(d))
+		r.Msg += fmt.Sprintf("; still rolling out after %s of waiting (Progressing: %s)", time.Since(start).Round(100*time.Millisecond), progressing(d))
 	}
 	return r, d
 }
@@ -94,7 +111,9 @@ func progressing(d *appsv1.Deployment) string {
 }
 
 // justAvailable reports whether Deployment d's Available condition turned
-// True less than within ago (by the API server's clock).
+// True less than within ago. The condition's time is the API server's and
+// is compared with this host's clock: a skew between them shifts the
+// window by as much.
 func justAvailable(d *appsv1.Deployment, within time.Duration) bool {
 	if d == nil {
 		return false

@@ -292,3 +292,32 @@ func TestProbesNotRunWhileAnAPIServiceIsDown(t *testing.T) {
 	_, blocked := cluster.NamespaceDeletionBlocked(context.Background(), env, "service", "the workload probe")
 	assert.False(t, blocked)
 }
+
+// The layers run side by side: right after cluster.yml the probe layer
+// meets metrics-server's APIService MissingEndpoints while the Deployment
+// is still rolling out. The probe waits for it rather than skip itself.
+func TestProbeWaitsForAnAPIServiceStillStarting(t *testing.T) {
+	defer cluster.SetRolloutPoll(20 * time.Millisecond)()
+	o := oneControlPlane()
+	w := clustertest.Healthy(o, 4)
+	rollingOut(deployment(w, "kube-system", "metrics-server"))
+	env, kube, dyn := envFor(t, o, w, 10*time.Second, "False", "MissingEndpoints")
+	ctx := context.Background()
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		d, err := kube.AppsV1().Deployments("kube-system").Get(ctx, "metrics-server", metav1.GetOptions{})
+		if err == nil {
+			d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1
+			d.Status.Conditions = []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", LastTransitionTime: metav1.Now()},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}
+			_, _ = kube.AppsV1().Deployments("kube-system").UpdateStatus(ctx, d, metav1.UpdateOptions{})
+		}
+		time.Sleep(200 * time.Millisecond)
+		_, _ = dyn.Resource(cluster.APIServiceGVR).Update(ctx, apiService("True", "Passed"), metav1.UpdateOptions{})
+	}()
+	start := time.Now()
+	r, blocked := cluster.NamespaceDeletionBlocked(ctx, env, "service", "the workload probe")
+	assert.False(t, blocked, r.Msg)
+	assert.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond)
+}

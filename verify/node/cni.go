@@ -171,11 +171,15 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 			b := "kube_network_plugin: flannel, flannel_backend_type: wireguard"
 			want("flannel-wg", b)
 			f.Ports = append(f.Ports, CNIPort{"udp", 51820, "flannel WireGuard", b})
-		default:
-			// host-gw: routes through the nodes' own interfaces, no tunnel
-			// device and no port of its own.
+		case "host-gw":
+			// routes through the nodes' own interfaces: no tunnel device
+			// and no port of its own.
 			return []verify.Result{{Check: "plugin", Status: verify.StatusOK,
-				Msg: fmt.Sprintf("flannel_backend_type %s has no tunnel interface or port to check on the node", o.FlannelBackendType)}}, f, nil
+				Msg: "flannel_backend_type host-gw has no tunnel interface or port to check on the node"}}, f, nil
+		default:
+			return []verify.Result{{Check: "plugin", Status: verify.StatusWarn,
+				Msg:         fmt.Sprintf("flannel_backend_type %q is not one kubespray's flannel role configures (vxlan, host-gw, wireguard): its interfaces were not checked", o.FlannelBackendType),
+				Remediation: "set flannel_backend_type to vxlan (kubespray's default), host-gw or wireguard"}}, f, nil
 		}
 	case "cilium":
 		want("cilium_host", "kube_network_plugin: cilium")

@@ -557,6 +557,12 @@ func TestCNIFlannelBackends(t *testing.T) {
 	if len(res) != 1 || res[0].Status != verify.StatusOK || !strings.Contains(res[0].Msg, "host-gw") || len(facts.(*CNIFacts).Interfaces) != 0 {
 		t.Errorf("host-gw: %+v", res)
 	}
+	env.Options.FlannelBackendType = "udp"
+	res, _, err = cniLayer{}.Check(context.Background(), env)
+	must(t, err)
+	if len(res) != 1 || res[0].Status != verify.StatusWarn || !strings.Contains(res[0].Msg, `"udp" is not one kubespray's flannel role configures`) {
+		t.Errorf("udp: %+v", res)
+	}
 	env.Options.FlannelBackendType = "wireguard"
 	res, _, err = cniLayer{}.Check(context.Background(), env)
 	must(t, err)
