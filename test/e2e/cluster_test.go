@@ -482,6 +482,10 @@ func clusterBreaks() []brk {
 			Name: "metrics-server scaled to 0",
 			Seed: func(t *testing.T, _ *stage) {
 				onNode(t, "node1", kubectl("-n kube-system scale deployment metrics-server --replicas=0"))
+				// The break is in place once the aggregator says so: until
+				// then one tool could see the APIService Available and the
+				// other not.
+				onNode(t, "node1", kubectl("wait --for=condition=Available=False apiservice/v1beta1.metrics.k8s.io --timeout=120s"))
 			},
 			Restore: func(t *testing.T, _ *stage) {
 				onNode(t, "node1", kubectl("-n kube-system scale deployment metrics-server --replicas=1")+" && "+

@@ -46,7 +46,7 @@ func apiService(status, reason string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
 		"metadata": map[string]any{"name": cluster.MetricsAPIService},
-		"spec":     map[string]any{"group": "metrics.k8s.io", "version": "v1beta1", "service": map[string]any{"namespace": "kube-system", "name": "metrics-server"}},
+		"spec":     map[string]any{"group": "metrics.k8s.io", "version": "v1beta1", "service": map[string]any{"namespace": "kube-system", "name": "metrics-server", "port": int64(443)}},
 		"status": map[string]any{"conditions": []any{map[string]any{
 			"type": "Available", "status": status, "reason": reason, "message": "the aggregator's message"}}},
 	}}

@@ -250,16 +250,20 @@ func downAPIServices(ctx context.Context, env *Env) (down []string, settling, ok
 		return nil, false, false
 	}
 	for _, as := range l.Items {
-		svc, _, _ := unstructured.NestedStringMap(as.Object, "spec", "service")
+		// spec.service is {namespace, name, port}: port is a number, so
+		// the map is not a string map.
+		svc, _, _ := unstructured.NestedMap(as.Object, "spec", "service")
 		if svc == nil {
 			continue // served by kube-apiserver itself
 		}
+		svcNS, _ := svc["namespace"].(string)
+		svcName, _ := svc["name"].(string)
 		status, reason, _ := apiServiceAvailable(&as)
 		if status == "True" {
 			continue
 		}
 		down = append(down, fmt.Sprintf("%s (%s)", as.GetName(), reason))
-		if d, err := env.Kube.GetDeployment(ctx, svc["namespace"], svc["name"]); err == nil && (rollingOut(d) || justAvailable(d, apiServiceSettle)) {
+		if d, err := env.Kube.GetDeployment(ctx, svcNS, svcName); err == nil && (rollingOut(d) || justAvailable(d, apiServiceSettle)) {
 			settling = true
 		}
 	}
