@@ -85,11 +85,9 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	// become Available, a not yet Available APIService is read again for a
 	// while.
 	if status != "True" && r.Status == verify.StatusOK && justAvailable(dep, apiServiceSettle) {
-		deadline := time.Now().Add(min(apiServiceSettle, env.rolloutWait(ctx)))
-		for status != "True" && err == nil && time.Now().Add(rolloutPoll).Before(deadline) {
-			sleep(ctx, rolloutPoll)
+		poll(ctx, min(apiServiceSettle, env.rolloutWait(ctx)), func() bool { return status != "True" && err == nil }, func() {
 			status, reason, message, err = metricsAPIServiceAvailable(ctx, env)
-		}
+		})
 		if err != nil {
 			return append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusFail,
 				Msg: fmt.Sprintf("APIService %s: %v", MetricsAPIService, errAPI(env, "get apiservice", err))})
@@ -110,11 +108,9 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	// metrics only after its second, metric resolution (15 s in kubespray)
 	// later: just after it became Available, missing nodes are read again.
 	if err == nil && len(missing) > 0 && justAvailable(dep, nodeMetricsSettle) {
-		deadline := time.Now().Add(min(nodeMetricsSettle, env.rolloutWait(ctx)))
-		for err == nil && len(missing) > 0 && time.Now().Add(rolloutPoll).Before(deadline) {
-			sleep(ctx, rolloutPoll)
+		poll(ctx, min(nodeMetricsSettle, env.rolloutWait(ctx)), func() bool { return err == nil && len(missing) > 0 }, func() {
 			n, missing, err = readNodeMetrics(ctx, env)
-		}
+		})
 	}
 	switch {
 	case errors.Is(err, errNotNodeMetrics):

@@ -155,10 +155,7 @@ func checkDeployment(check, ns, name string, deps []appsv1.Deployment) (verify.R
 			Msg:         fmt.Sprintf("Deployment %s/%s is missing", ns, name),
 			Remediation: fmt.Sprintf("rerun cluster.yml with the role that deploys %s enabled; kubectl -n %s get deploy shows what is there", name, ns)}, nil
 	}
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
+	want := desiredReplicas(d)
 	if want == 0 {
 		return verify.Result{Check: check, Status: verify.StatusFail,
 			Msg:      fmt.Sprintf("Deployment %s/%s is scaled to 0 replicas: nothing serves it", ns, name),
@@ -186,8 +183,8 @@ var controlPlaneComponents = []string{"kube-apiserver", "kube-controller-manager
 // kube-controller-manager pod sandboxes, and does not wait for them: right
 // after it, verify.yml meets them ContainerCreating. A missing static pod is
 // not waited for.
-func (env *Env) awaitStaticPods(ctx context.Context, pods []corev1.Pod) ([]corev1.Pod, time.Duration, error) {
-	restarting := func(pods []corev1.Pod) bool {
+func (env *Env) awaitStaticPods(ctx context.Context, pods []corev1.Pod) ([]corev1.Pod, time.Duration) {
+	restarting := func() bool {
 		byName := map[string]*corev1.Pod{}
 		for i := range pods {
 			byName[pods[i].Name] = &pods[i]
@@ -201,23 +198,17 @@ func (env *Env) awaitStaticPods(ctx context.Context, pods []corev1.Pod) ([]corev
 		}
 		return false
 	}
-	if !restarting(pods) {
-		return pods, 0, nil
+	if !restarting() {
+		return pods, 0
 	}
-	start := time.Now()
-	deadline := start.Add(env.rolloutWait(ctx))
-	for restarting(pods) && time.Now().Add(rolloutPoll).Before(deadline) {
-		sleep(ctx, rolloutPoll)
-		if ctx.Err() != nil {
-			break
-		}
+	waited := poll(ctx, env.rolloutWait(ctx), restarting, func() {
 		// kube-apiserver itself may be restarting: a failed read keeps
 		// the pods last read and is tried again.
 		if l, err := env.Kube.ListPods(ctx, "kube-system", metav1.ListOptions{LabelSelector: "!" + daemonPodLabel}); err == nil {
 			pods = l.Items
 		}
-	}
-	return pods, time.Since(start), nil
+	})
+	return pods, waited
 }
 
 // waitedFor says how long verify waited before judging, if it did.
@@ -284,10 +275,7 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	var res []verify.Result
 
 	// Static pods of the control plane: <component>-<node>.
-	pods, waited, err := env.awaitStaticPods(ctx, pods)
-	if err != nil {
-		return nil, nil, err
-	}
+	pods, waited := env.awaitStaticPods(ctx, pods)
 	podByName := map[string]*corev1.Pod{}
 	for i := range pods {
 		podByName[pods[i].Name] = &pods[i]

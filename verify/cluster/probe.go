@@ -218,16 +218,11 @@ func namespaceDeletionBlocked(ctx context.Context, env *Env, check, what string)
 	// too): an APIService whose Deployment is still rolling out, or has
 	// just become Available, is waited for.
 	if settling {
-		deadline := time.Now().Add(env.rolloutWait(ctx))
-		for settling && len(down) > 0 && time.Now().Add(rolloutPoll).Before(deadline) {
-			sleep(ctx, rolloutPoll)
-			if ctx.Err() != nil {
-				break
-			}
+		poll(ctx, env.rolloutWait(ctx), func() bool { return settling && len(down) > 0 }, func() {
 			if d, s, ok := downAPIServices(ctx, env); ok {
 				down, settling = d, s
 			}
-		}
+		})
 		if len(down) == 0 {
 			return verify.Result{}, false
 		}

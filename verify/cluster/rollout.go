@@ -23,30 +23,57 @@ var rolloutPoll = 2 * time.Second
 // loop) is not waited for, and neither is one scaled to 0 or past its
 // progress deadline (ProgressDeadlineExceeded): each is judged as it is.
 func rollingOut(d *appsv1.Deployment) bool {
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
+	want := desiredReplicas(d)
 	if want == 0 {
 		return false
 	}
 	if d.Status.ObservedGeneration < d.Generation {
 		return true
 	}
-	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
-			return false
-		}
+	prog := deploymentCondition(d, appsv1.DeploymentProgressing)
+	if prog != nil && prog.Reason == "ProgressDeadlineExceeded" {
+		return false
 	}
 	if d.Status.UpdatedReplicas < want || d.Status.Replicas < want {
 		return true
 	}
-	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing {
-			return c.Status == corev1.ConditionTrue && c.Reason != "NewReplicaSetAvailable"
+	return prog != nil && prog.Status == corev1.ConditionTrue && prog.Reason != "NewReplicaSetAvailable"
+}
+
+// desiredReplicas is the Deployment's spec.replicas (1 when unset, as the
+// API server defaults it).
+func desiredReplicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas != nil {
+		return *d.Spec.Replicas
+	}
+	return 1
+}
+
+// deploymentCondition is d's condition of type t, or nil.
+func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == t {
+			return &d.Status.Conditions[i]
 		}
 	}
-	return false
+	return nil
+}
+
+// poll calls read every rolloutPoll while more says so, as long as the
+// next read comes within limit and ctx is not done, and returns how long
+// it polled. It is the one loop behind every wait for what cluster.yml
+// leaves starting.
+func poll(ctx context.Context, limit time.Duration, more func() bool, read func()) time.Duration {
+	start := time.Now()
+	deadline := start.Add(limit)
+	for more() && time.Now().Add(rolloutPoll).Before(deadline) {
+		sleep(ctx, rolloutPoll)
+		if ctx.Err() != nil {
+			break
+		}
+		read()
+	}
+	return time.Since(start)
 }
 
 // rolloutWait is how long what is still rolling out is waited for:
@@ -76,36 +103,31 @@ func (env *Env) awaitDeployment(ctx context.Context, check, ns, name string, dep
 	if limit <= 0 {
 		return r, d
 	}
-	start := time.Now()
-	deadline := start.Add(limit)
-	for rollingOut(d) && time.Now().Add(rolloutPoll).Before(deadline) {
-		sleep(ctx, rolloutPoll)
-		if ctx.Err() != nil {
-			break
-		}
+	var readErr error
+	waited := poll(ctx, limit, func() bool { return readErr == nil && r.Status != verify.StatusOK && rollingOut(d) }, func() {
 		got, err := env.Kube.GetDeployment(ctx, ns, name)
 		if err != nil {
-			r.Msg += "; reading it again while it rolled out: " + errAPI(env, "get deployment "+ns+"/"+name, err).Error()
-			return r, d
+			readErr = err
+			return
 		}
 		d = got
-		if r, _ = checkDeployment(check, ns, name, []appsv1.Deployment{*d}); r.Status == verify.StatusOK {
-			r.Msg += fmt.Sprintf(" (ready %s after verify began waiting for its rollout)", time.Since(start).Round(time.Second))
-			return r, d
-		}
-	}
-	if rollingOut(d) {
-		r.Msg += fmt.Sprintf("; still rolling out after %s of waiting (Progressing: %s)", time.Since(start).Round(100*time.Millisecond), progressing(d))
+		r, _ = checkDeployment(check, ns, name, []appsv1.Deployment{*d})
+	})
+	switch {
+	case readErr != nil:
+		r.Msg += "; reading it again while it rolled out: " + errAPI(env, "get deployment "+ns+"/"+name, readErr).Error()
+	case r.Status == verify.StatusOK:
+		r.Msg += fmt.Sprintf(" (ready %s after verify began waiting for its rollout)", waited.Round(time.Second))
+	case rollingOut(d):
+		r.Msg += fmt.Sprintf("; still rolling out after %s of waiting (Progressing: %s)", waited.Round(100*time.Millisecond), progressing(d))
 	}
 	return r, d
 }
 
 // progressing is the Progressing condition's reason and message.
 func progressing(d *appsv1.Deployment) string {
-	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing {
-			return c.Reason + ": " + c.Message
-		}
+	if c := deploymentCondition(d, appsv1.DeploymentProgressing); c != nil {
+		return c.Reason + ": " + c.Message
 	}
 	return "no condition yet"
 }
@@ -118,10 +140,6 @@ func justAvailable(d *appsv1.Deployment, within time.Duration) bool {
 	if d == nil {
 		return false
 	}
-	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentAvailable {
-			return c.Status == corev1.ConditionTrue && time.Since(c.LastTransitionTime.Time) < within
-		}
-	}
-	return false
+	c := deploymentCondition(d, appsv1.DeploymentAvailable)
+	return c != nil && c.Status == corev1.ConditionTrue && time.Since(c.LastTransitionTime.Time) < within
 }
