@@ -56,6 +56,9 @@ type CNIFacts struct {
 // is the host's, and the plugin's interfaces are not in it.
 const procNetDev = "/proc/net/dev"
 
+// sysClassNet lists the interfaces where there is no /proc/net/dev.
+const sysClassNet = "/sys/class/net"
+
 // nodeInterfaces lists the node's network interfaces from /proc/net/dev,
 // or /sys/class/net where there is no /proc/net/dev (a copied node tree),
 // and says which it read.
@@ -71,15 +74,15 @@ func nodeInterfaces(env *Env) ([]string, string, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, procNetDev, fmt.Errorf("cannot read %s: %v", procNetDev, verify.PathErr(err))
 	}
-	ents, err := env.Files().ReadDir(env.Path("/sys/class/net"))
+	ents, err := env.Files().ReadDir(env.Path(sysClassNet))
 	if err != nil {
-		return nil, "/sys/class/net", err
+		return nil, sysClassNet, fmt.Errorf("cannot list %s: %w", sysClassNet, verify.PathErr(err))
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	return names, "/sys/class/net", nil
+	return names, sysClassNet, nil
 }
 
 // parseProcNetDev reads the interface names of /proc/net/dev: two header
@@ -116,16 +119,13 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	names, src, err := nodeInterfaces(env)
 	f.InterfacesSource = src
 	if err != nil {
-		if src != procNetDev && errors.Is(err, fs.ErrNotExist) && env.Root != "" && env.Root != "/" && !sysExists(env) {
+		if src == sysClassNet && errors.Is(err, fs.ErrNotExist) && env.Root != "" && env.Root != "/" && !sysExists(env) {
 			// a node tree copied for --root holds no kernel state (no
 			// /proc or /sys at all); on a node, /sys/class/net always exists
 			return []verify.Result{{Check: "interfaces", Status: verify.StatusSkipped,
 				Msg: fmt.Sprintf("the node tree %s has no /sys/class/net (a copied tree holds no kernel state): the network interfaces were not checked", env.Root)}}, f, nil
 		}
-		if src == procNetDev {
-			return nil, f, err
-		}
-		return nil, f, fmt.Errorf("cannot list /sys/class/net: %v", verify.PathErr(err))
+		return nil, f, err
 	}
 	if p := o.KubeNetworkPlugin; p != "none" && p != "cni" && !roleRan(env, roleNetworkPlugin) {
 		return []verify.Result{roleNotRun(env, roleNetworkPlugin, "the "+p+" interfaces and ports are not checked")}, f, nil
@@ -156,13 +156,7 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	case "flannel":
 		switch o.FlannelBackendType {
 		case "vxlan":
-			vni, port := 1, 8472
-			if o.FlannelVXLANVNI != nil {
-				vni = *o.FlannelVXLANVNI
-			}
-			if o.FlannelVXLANPort != nil {
-				port = *o.FlannelVXLANPort
-			}
+			vni, port := *o.FlannelVXLANVNI, *o.FlannelVXLANPort // set by Defaults
 			b := fmt.Sprintf("kube_network_plugin: flannel, flannel_backend_type: vxlan, flannel_vxlan_vni: %d", vni)
 			want(fmt.Sprintf("flannel.%d", vni), b)
 			f.Ports = append(f.Ports, CNIPort{"udp", port, "flannel VXLAN", fmt.Sprintf("flannel_vxlan_port: %d", port)})
