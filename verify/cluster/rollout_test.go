@@ -143,6 +143,16 @@ func (n *nodeMetricsAfter) RawGet(ctx context.Context, path string) ([]byte, err
 		`{"metadata":{"name":"node1"}},{"metadata":{"name":"node2"}},{"metadata":{"name":"node3"}}]}`), nil
 }
 
+// runAddonsAtOnce runs the addons layer and asserts that it did not wait.
+func runAddonsAtOnce(t *testing.T, env *cluster.Env) *cluster.Report {
+	t.Helper()
+	start := time.Now()
+	rep, err := cluster.Run(context.Background(), env, []string{"addons"}, nil)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	return rep
+}
+
 // What is not rolling out is judged at once, whatever the wait allows:
 // metrics-server scaled to 0 (a seeded break), and a Deployment whose
 // rollout finished and later lost its pod. One that rolls out for longer
@@ -157,10 +167,7 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Conditions: []appsv1.DeploymentCondition{
 		{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}}
 	env, _, _ := envFor(t, o, w, time.Minute, "False", "MissingEndpoints")
-	start := time.Now()
-	rep, err := cluster.Run(context.Background(), env, []string{"addons"}, nil)
-	require.NoError(t, err)
-	assert.Less(t, time.Since(start), 5*time.Second)
+	rep := runAddonsAtOnce(t, env)
 	r := clustertest.Result(t, rep, "addons", "metrics_server")
 	assert.Equal(t, verify.StatusFail, r.Status)
 	assert.Contains(t, r.Msg, "scaled to 0 replicas")
@@ -174,10 +181,7 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 	d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
 	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}
 	env, _, _ = envFor(t, o, w, time.Minute, "False", "MissingEndpoints")
-	start = time.Now()
-	rep, err = cluster.Run(context.Background(), env, []string{"addons"}, nil)
-	require.NoError(t, err)
-	assert.Less(t, time.Since(start), 5*time.Second)
+	rep = runAddonsAtOnce(t, env)
 	assert.Equal(t, verify.StatusFail, clustertest.Result(t, rep, "addons", "metrics_server").Status)
 
 	// Available for an hour with its APIService not: the aggregator has had
@@ -187,10 +191,7 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue,
 		Reason: "MinimumReplicasAvailable", LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
 	env, _, _ = envFor(t, o, w, time.Minute, "False", "FailedDiscoveryCheck")
-	start = time.Now()
-	rep, err = cluster.Run(context.Background(), env, []string{"addons"}, nil)
-	require.NoError(t, err)
-	assert.Less(t, time.Since(start), 5*time.Second)
+	rep = runAddonsAtOnce(t, env)
 	assert.Equal(t, verify.StatusOK, clustertest.Result(t, rep, "addons", "metrics_server").Status)
 	assert.Equal(t, verify.StatusFail, clustertest.Result(t, rep, "addons", "metrics_apiservice").Status)
 
@@ -198,8 +199,7 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 	env, _, _ = envFor(t, o, w, time.Minute, "True", "Passed")
 	nm := &nodeMetricsAfter{API: env.Kube, empty: 100}
 	env.Kube = nm
-	rep, err = cluster.Run(context.Background(), env, []string{"addons"}, nil)
-	require.NoError(t, err)
+	rep = runAddonsAtOnce(t, env)
 	assert.Equal(t, 1, nm.calls)
 	assert.Equal(t, verify.StatusWarn, clustertest.Result(t, rep, "addons", "node_metrics").Status)
 
@@ -207,7 +207,7 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 	w = clustertest.Healthy(o, 4)
 	rollingOut(deployment(w, "kube-system", "metrics-server"))
 	env, _, _ = envFor(t, o, w, 300*time.Millisecond, "False", "MissingEndpoints")
-	rep, err = cluster.Run(context.Background(), env, []string{"addons"}, nil)
+	rep, err := cluster.Run(context.Background(), env, []string{"addons"}, nil)
 	require.NoError(t, err)
 	r = clustertest.Result(t, rep, "addons", "metrics_server")
 	assert.Equal(t, verify.StatusFail, r.Status)
