@@ -151,12 +151,8 @@ func clusterOptions(sources, extra []string) (*cluster.Options, *parser.Map, []s
 	rt := rv.Type()
 	for i := 0; i < rt.NumField(); i++ {
 		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
-		v := vars.Get(name)
-		if v == nil || v.Kind == parser.KindNull {
-			continue
-		}
-		if v.Templated() || v.IsVault() {
-			warnings = append(warnings, fmt.Sprintf("%s at %s is %s, rendered by Ansible at run time: kubespray's default assumed (use the cluster_facts module to get the rendered value)", name, v.Pos, v.Display()))
+		v := literalVar(vars, name, "kubespray's default assumed (use the cluster_facts module to get the rendered value)", &warnings)
+		if v == nil {
 			continue
 		}
 		f := rv.Field(i)
@@ -185,6 +181,21 @@ func clusterOptions(sources, extra []string) (*cluster.Options, *parser.Map, []s
 		o.NodeNames[h] = v.Str
 	}
 	return o, vars, warnings, nil
+}
+
+// literalVar is variable name of vars when it is set and its value is
+// known before the run; a value Ansible renders at run time (Jinja, vault)
+// is a warning ending in assumed, and nil, as is an unset one.
+func literalVar(vars *parser.Map, name, assumed string, warnings *[]string) *parser.Value {
+	v := vars.Get(name)
+	if v == nil || v.Kind == parser.KindNull {
+		return nil
+	}
+	if v.Templated() || v.IsVault() {
+		*warnings = append(*warnings, fmt.Sprintf("%s at %s is %s, rendered by Ansible at run time: %s", name, v.Pos, v.Display(), assumed))
+		return nil
+	}
+	return v
 }
 
 // stringBoolWarning is the lint's string-as-bool finding for a boolean
@@ -336,12 +347,8 @@ func clusterRoleVars(vars *parser.Map, req *cluster.Request) ([]string, error) {
 		{"layercheck_cluster_skip", &req.Skip},
 	}
 	for _, sc := range scalars {
-		v := vars.Get(sc.name)
-		if v == nil || v.Kind == parser.KindNull {
-			continue
-		}
-		if v.Templated() || v.IsVault() {
-			warnings = append(warnings, fmt.Sprintf("%s at %s is %s, rendered by Ansible at run time: the role's default assumed", sc.name, v.Pos, v.Display()))
+		v := literalVar(vars, sc.name, "the role's default assumed", &warnings)
+		if v == nil {
 			continue
 		}
 		f := reflect.ValueOf(sc.dst).Elem()
