@@ -353,11 +353,11 @@ kube_node
 	return writeInventoryFiles(t, dir, groups, vars)
 }
 
-// hardNofile is the hard RLIMIT_NOFILE of this process, which the node
-// machines inherit, capped at kubespray's default (65535).
 // nodeEviction is kubelet's evictionHard on nodes whose disk is shared.
 var nodeEviction = map[string]string{"memory.available": "100Mi", "nodefs.available": "2%", "imagefs.available": "2%"}
 
+// hardNofile is the hard RLIMIT_NOFILE of this process, which the node
+// machines inherit, capped at kubespray's default (65535).
 func hardNofile(t *testing.T) uint64 {
 	t.Helper()
 	var lim syscall.Rlimit
