@@ -456,20 +456,9 @@ func (c *checkCtx) groupHosts(name string) (hosts []string, ok bool) {
 	}
 	// the hosts of the group and of its descendants (HostsUnder's), marked
 	// by index: the result is in inventory order whatever the groups' order
-	g := inv.Group(name)
-	groups := []*parser.Group{g}
-	seen := map[*parser.Group]bool{g: true}
-	for k := 0; k < len(groups); k++ {
-		for _, kid := range groups[k].Children {
-			if !seen[kid] {
-				seen[kid] = true
-				groups = append(groups, kid)
-			}
-		}
-	}
 	in := make([]bool, len(c.hosts))
 	n := 0
-	for _, kid := range groups {
+	for _, kid := range inv.GroupsUnder(name) {
 		next := -1 // where the group's host before lies, plus one
 		for _, h := range kid.Hosts {
 			i, ok := next, next >= 0 && next < len(inv.Hosts) && inv.Hosts[next] == h

@@ -240,33 +240,33 @@ func mergeSorted(dst, a, b []string) []string {
 	return append(dst, b[j:]...)
 }
 
-// HostsUnder is Ansible's group.get_hosts(), i.e. groups[name]: the hosts
-// of the group and its descendants, breadth first as Ansible walks them,
-// each once; nil for an unknown group.
-func (inv *Inventory) HostsUnder(name string) []*Host {
+// GroupsUnder is group name and its descendants, breadth first as Ansible
+// walks them, each once; nil for an unknown group.
+func (inv *Inventory) GroupsUnder(name string) []*Group {
 	g := inv.groups[name]
 	if g == nil {
 		return nil
 	}
 	ordered := []*Group{g}
 	seen := map[*Group]bool{g: true}
-	unprocessed := []*Group{g}
-	for len(unprocessed) > 0 {
-		var next []*Group
-		for _, u := range unprocessed {
-			for _, c := range u.Children {
-				if !seen[c] {
-					seen[c] = true
-					ordered = append(ordered, c)
-					next = append(next, c)
-				}
+	for k := 0; k < len(ordered); k++ {
+		for _, c := range ordered[k].Children {
+			if !seen[c] {
+				seen[c] = true
+				ordered = append(ordered, c)
 			}
 		}
-		unprocessed = next
 	}
+	return ordered
+}
+
+// HostsUnder is Ansible's group.get_hosts(), i.e. groups[name]: the hosts
+// of the group and its descendants, breadth first as Ansible walks them,
+// each once; nil for an unknown group.
+func (inv *Inventory) HostsUnder(name string) []*Host {
 	var hosts []*Host
 	hseen := map[*Host]bool{}
-	for _, kid := range ordered {
+	for _, kid := range inv.GroupsUnder(name) {
 		for _, h := range kid.Hosts {
 			if !hseen[h] {
 				hseen[h] = true
