@@ -25,9 +25,10 @@
 #   artefacts.sh local-path-provisioner VERSION   local-path-provisioner/vV/local-path-provisioner
 #   artefacts.sh flannel VERSION                  flannel/vV/flanneld
 #   artefacts.sh flannel-cni-plugin VERSION       flannel-cni-plugin/vV/flannel
-#   artefacts.sh cluster    all of the above at the versions set below (kubespray
-#                           v2.31.0's), then prints the inventory variables that make
-#                           kubespray take them offline (*_version, *_checksum) as YAML
+#   artefacts.sh cluster [RELEASE]  all of the above at the versions set below for
+#                           kubespray RELEASE (v2.31.0, the default, or v2.30.0), then
+#                           prints the inventory variables that make kubespray take
+#                           them offline (*_version, *_checksum) as YAML
 #
 # Installs jq, gcc, pkg-config and libseccomp-dev with apt-get when missing.
 # Each prints "path sha256:hex" per file (what the inventory's checksum
@@ -171,11 +172,48 @@ etcd() {
   local name=etcd-v$v-linux-$ARCH
   archive "$FILES/github.com/etcd-io/etcd/releases/download/v$v/$name.tar.gz" etcd_build "$name"
 }
+# The etcd source tree (with its api, client, pkg, raft, server, etcdctl
+# and etcdutl modules) for the versions the Go module proxy refuses:
+# ../shared/etcd-src/vV beside this checkout (LAYERCHECK_ETCD_SRC).
+ETCD_SRC=${LAYERCHECK_ETCD_SRC:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/etcd-src}
 etcd_build() { # stage
-  echo "artefacts: building etcd $v from go.etcd.io/etcd (a few minutes)" >&2
-  build_mains "$1/$name" "go.etcd.io/etcd/server/v3@v$v" "go.etcd.io/etcd/etcdctl/v3@v$v" "go.etcd.io/etcd/etcdutl/v3@v$v" -- \
-    go.etcd.io/etcd/server/v3=etcd go.etcd.io/etcd/etcdctl/v3=etcdctl go.etcd.io/etcd/etcdutl/v3=etcdutl
-  check_version "$1/$name/etcd" "etcd Version: $v" --version
+  local out=$1/$name
+  if [[ -d $ETCD_SRC/v$v ]]; then
+    # The proxy refuses go.etcd.io/etcd/server/v3 and etcdctl/v3 at
+    # v3.5.25 and v3.5.26 (kubespray v2.30.0's default).
+    echo "artefacts: building etcd $v from its source tree $ETCD_SRC/v$v (a few minutes)" >&2
+    etcd_from_src "$ETCD_SRC/v$v" "$out" etcd etcdctl etcdutl
+  elif [[ $v == 3.5.2[0-4] ]]; then
+    # The proxy serves the 3.5 server up to v3.5.24, but etcdctl and
+    # etcdutl of the 3.5 line only at v3.5.11: the tools come from the
+    # newest 3.5 source tree here (kubespray reads the running version from
+    # `etcd --version`, the server's).
+    local src
+    src=$(ls -d "$ETCD_SRC"/v3.5.* 2>/dev/null | sort -V | tail -1)
+    [[ -n $src ]] || { echo "artefacts: etcd $v needs etcdctl and etcdutl of the 3.5 line: no $ETCD_SRC/v3.5.*" >&2; exit 1; }
+    echo "artefacts: building etcd $v from go.etcd.io/etcd/server/v3, etcdctl and etcdutl from $src" >&2
+    build_mains "$out" "go.etcd.io/etcd/server/v3@v$v" -- go.etcd.io/etcd/server/v3=etcd
+    etcd_from_src "$src" "$out" etcdctl etcdutl
+  else
+    echo "artefacts: building etcd $v from go.etcd.io/etcd (a few minutes)" >&2
+    build_mains "$out" "go.etcd.io/etcd/server/v3@v$v" "go.etcd.io/etcd/etcdctl/v3@v$v" "go.etcd.io/etcd/etcdutl/v3@v$v" -- \
+      go.etcd.io/etcd/server/v3=etcd go.etcd.io/etcd/etcdctl/v3=etcdctl go.etcd.io/etcd/etcdutl/v3=etcdutl
+  fi
+  check_version "$out/etcd" "etcd Version: $v" --version
+}
+# Builds the named tools (etcd is the server module) of an etcd source
+# tree into out, from a writable copy (its modules replace each other by
+# relative path; -mod=mod fills go.sum from the proxy).
+etcd_from_src() { # src out tools...
+  local src=$1 out=$2 copy tool dir; shift 2
+  copy=$(mktemp -d)
+  cp -r "$src/." "$copy" && chmod -R u+w "$copy"
+  mkdir -p "$out"
+  for tool in "$@"; do
+    dir=$tool; [[ $tool != etcd ]] || dir=server
+    (cd "$copy/$dir" && CGO_ENABLED=0 GOOS=linux GOARCH=$ARCH $GO build -mod=mod -trimpath -ldflags="-s -w" -o "$out/$tool" .)
+  done
+  rm -rf "$copy"
 }
 
 # kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy and
@@ -399,22 +437,37 @@ flannel_cni_plugin() {
   sums "$out/flannel"
 }
 
-# What `cluster` builds: kubespray v2.31.0's defaults for kube_version
-# 1.35.4, except where the Go module proxy does not serve that version.
-KUBERNETES_VERSION=1.35.4
-ETCD_VERSION=3.6.10
-CONTAINERD_VERSION=2.2.3
-RUNC_VERSION=1.4.2
-CNI_VERSION=1.9.1
-CRICTL_VERSION=1.34.0         # default 1.35.0: sigs.k8s.io/cri-tools v1.35.0 is not on the proxy
-NERDCTL_VERSION=2.2.2
-HELM_VERSION=3.18.4
-PAUSE_VERSION=3.10.1
-COREDNS_VERSION=1.12.4
-METRICS_SERVER_VERSION=0.8.0  # default 0.8.1: sigs.k8s.io/metrics-server v0.8.1 is not on the proxy
-LOCAL_PATH_PROVISIONER_VERSION=0.0.30 # default 0.0.32: only v0.0.30 is on the proxy
-FLANNEL_VERSION=0.28.4
-FLANNEL_CNI_PLUGIN_VERSION=1.7.1-flannel1
+# What `cluster RELEASE` builds: the release's defaults, except where the
+# Go module proxy does not serve that version (then a version the release
+# also accepts, said in the printed YAML). v2.31.0 is the default release.
+# The printed variables that are not the release's default: NOT_DEFAULT,
+# lines of "variable value why".
+versions() { # release
+  NOT_DEFAULT=()
+  case $1 in
+    v2.31.0)
+      KUBERNETES_VERSION=1.35.4 ETCD_VERSION=3.6.10 CONTAINERD_VERSION=2.2.3 RUNC_VERSION=1.4.2 CNI_VERSION=1.9.1
+      CRICTL_VERSION=1.34.0 NERDCTL_VERSION=2.2.2 HELM_VERSION=3.18.4 PAUSE_VERSION=3.10.1 COREDNS_VERSION=1.12.4
+      METRICS_SERVER_VERSION=0.8.0 LOCAL_PATH_PROVISIONER_VERSION=0.0.30 FLANNEL_VERSION=0.28.4
+      FLANNEL_CNI_PLUGIN_VERSION=1.7.1-flannel1
+      NOT_DEFAULT=(
+        "crictl_version $CRICTL_VERSION default 1.35.0: sigs.k8s.io/cri-tools v1.35.0 is not on the Go module proxy."
+        "metrics_server_version $METRICS_SERVER_VERSION default 0.8.1: sigs.k8s.io/metrics-server v0.8.1 is not on the Go module proxy."
+        "local_path_provisioner_version $LOCAL_PATH_PROVISIONER_VERSION default 0.0.32: only v0.0.30 of github.com/rancher/local-path-provisioner is on the Go module proxy.")
+      ;;
+    v2.30.0)
+      # etcd 3.5.26 is built from its source tree (the proxy refuses it).
+      KUBERNETES_VERSION=1.34.3 ETCD_VERSION=3.5.26 CONTAINERD_VERSION=2.2.1 RUNC_VERSION=1.3.4 CNI_VERSION=1.8.0
+      CRICTL_VERSION=1.34.0 NERDCTL_VERSION=2.2.1 HELM_VERSION=3.18.4 PAUSE_VERSION=3.10.1 COREDNS_VERSION=1.12.1
+      METRICS_SERVER_VERSION=0.8.0 LOCAL_PATH_PROVISIONER_VERSION=0.0.30 FLANNEL_VERSION=0.27.3
+      FLANNEL_CNI_PLUGIN_VERSION=1.7.1-flannel1
+      NOT_DEFAULT=(
+        "local_path_provisioner_version $LOCAL_PATH_PROVISIONER_VERSION default 0.0.32: only v0.0.30 of github.com/rancher/local-path-provisioner is on the Go module proxy.")
+      ;;
+    *) echo "artefacts: no version set for kubespray $1 (v2.30.0, v2.31.0)" >&2; exit 2 ;;
+  esac
+}
+versions v2.31.0
 
 # The sha256 of the file a `sums` line names, as kubespray's checksum
 # variables hold it.
@@ -425,11 +478,14 @@ sum_of() { # file lines...
   echo "artefacts: no checksum for $f" >&2; exit 1
 }
 
-# Builds everything kubespray v2.31.0's cluster.yml downloads or pulls, and
-# prints the inventory variables that make it take them offline.
-cluster() {
+# Builds everything the release's cluster.yml downloads or pulls (default
+# v2.31.0), and prints the inventory variables that make it take them
+# offline.
+cluster() { # [release]
+  local rel=${1:-v2.31.0}
+  versions "$rel"
   # Each build runs in this shell, so that a failed one stops here.
-  local t k e c r n cr nd h
+  local t k e c r n cr nd h l
   t=$(mktemp -d)
   kubernetes "$KUBERNETES_VERSION" >"$t/k"
   etcd "$ETCD_VERSION" >"$t/e"
@@ -451,17 +507,18 @@ cluster() {
   printf '%s\n' "${k[@]}" "${e[@]}" "${c[@]}" "${r[@]}" "${n[@]}" "${cr[@]}" "${nd[@]}" "${h[@]}" >&2
   local kdl=$FILES/dl.k8s.io/release/v$KUBERNETES_VERSION/bin/linux/$ARCH
   cat <<YAML
-# kubespray v2.31.0 inventory variables for the artefacts under $FILES
-# (files_repo) and $DIR/build (images); made by test/e2e/artefacts.sh cluster.
+# kubespray $rel inventory variables for the artefacts under $FILES
+# (files_repo) and $DIR/build (images); made by test/e2e/artefacts.sh cluster $rel.
 # The release's defaults for the rest: kube_version $KUBERNETES_VERSION, etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION,
 # runc $RUNC_VERSION, cni $CNI_VERSION, nerdctl $NERDCTL_VERSION, helm $HELM_VERSION, pause $PAUSE_VERSION, coredns $COREDNS_VERSION,
 # flannel $FLANNEL_VERSION, flannel-cni $FLANNEL_CNI_PLUGIN_VERSION (built from github.com/containernetworking/plugins v0.9.1).
-# Not the release's default (1.35.0): sigs.k8s.io/cri-tools v1.35.0 is not on the Go module proxy.
-crictl_version: "$CRICTL_VERSION"
-# Not the release's default (0.8.1): sigs.k8s.io/metrics-server v0.8.1 is not on the Go module proxy.
-metrics_server_version: "$METRICS_SERVER_VERSION"
-# Not the release's default (0.0.32): only v0.0.30 of github.com/rancher/local-path-provisioner is on the Go module proxy.
-local_path_provisioner_version: "$LOCAL_PATH_PROVISIONER_VERSION"
+YAML
+  for l in "${NOT_DEFAULT[@]}"; do
+    # "variable value why..."
+    local var=${l%% *} rest=${l#* }
+    printf '# Not the release'"'"'s %s\n%s: "%s"\n' "${rest#* }" "$var" "${rest%% *}"
+  done
+  cat <<YAML
 kubeadm_binary_checksum: "$(sum_of "$kdl/kubeadm" "${k[@]}")"
 kubelet_binary_checksum: "$(sum_of "$kdl/kubelet" "${k[@]}")"
 kubectl_binary_checksum: "$(sum_of "$kdl/kubectl" "${k[@]}")"
@@ -478,6 +535,6 @@ YAML
 case ${1:-} in
   etcd | kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel) need; "$@" ;;
   metrics-server | local-path-provisioner | flannel-cni-plugin) need; f=${1//-/_}; shift; "$f" "$@" ;;
-  cluster) need; cluster ;;
+  cluster) need; shift; cluster "$@" ;;
   *) sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 2 ;;
 esac
