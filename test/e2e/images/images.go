@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -76,6 +77,32 @@ var catalogue = []spec{
 	// layercheck's workload probe (verify/cluster probe_image): agnhost netexec.
 	{Repo: "e2e-test-images/agnhost", Tag: "2.53", Var: "", Component: "kubernetes", Version: "v1.35.4", Binary: "agnhost",
 		Path: "/agnhost", Entrypoint: []string{"/agnhost"}},
+}
+
+// builtVersions is the catalogue with each versioned image (one whose tag
+// is its build version) once per version built in buildDir: a day-2 run
+// pulls the older release's images for the install and the newer
+// release's for the upgrade from one registry. The catalogue's own
+// version is kept even when not built (push then skips it, saying so).
+func builtVersions(specs []spec, buildDir string) []spec {
+	var out []spec
+	for _, s := range specs {
+		out = append(out, s)
+		if s.Binary == "" || s.Tag != s.Version {
+			continue
+		}
+		dirs, _ := os.ReadDir(filepath.Join(buildDir, s.Component))
+		for _, d := range dirs {
+			v := d.Name()
+			if v == s.Version || !d.IsDir() || strings.HasSuffix(v, ".tmp") {
+				continue
+			}
+			o := s
+			o.Tag, o.Version = v, v
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func kubeImage(name string, userland bool) spec {

@@ -414,3 +414,31 @@ func startRegistryAt(t *testing.T, root string) string {
 	go func() { _ = serve(ctx, newServer(h), ln, io.Discard) }()
 	return ln.Addr().String()
 }
+
+// builtVersions adds one image per other version built, and only for the
+// images whose tag is their build version.
+func TestBuiltVersions(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"kubernetes/v1.35.4", "kubernetes/v1.34.3", "kubernetes/v1.33.6.tmp", "coredns/v1.12.1", "pause/3.10.1"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]bool{}
+	for _, s := range builtVersions(catalogue, dir) {
+		got[s.Repo+":"+s.Tag] = true
+	}
+	for _, want := range []string{"kube-apiserver:v1.34.3", "kube-proxy:v1.34.3", "coredns/coredns:v1.12.1", "coredns/coredns:v1.12.4", "kube-apiserver:v1.35.4"} {
+		if !got[want] {
+			t.Errorf("builtVersions lacks %s", want)
+		}
+	}
+	for _, not := range []string{"kube-apiserver:v1.33.6.tmp", "e2e-test-images/agnhost:v1.34.3"} {
+		if got[not] {
+			t.Errorf("builtVersions has %s", not)
+		}
+	}
+	if len(got) != len(catalogue)+5 {
+		t.Errorf("builtVersions gave %d images, want the catalogue's %d and 5 (4 kube images and coredns at other versions)", len(got), len(catalogue))
+	}
+}

@@ -3,7 +3,7 @@
 // local registry, for the e2e cluster on the node machines.
 //
 //	images serve --addr 192.0.2.1:5000 --root DIR
-//	images push  --registry 192.0.2.1:5000 --build-dir DIR --rootfs ROOTFS
+//	images push  --registry 192.0.2.1:5000 --build-dir DIR --rootfs ROOTFS [--all-versions]
 //
 // serve is distribution's registry (github.com/distribution/distribution/v3,
 // its handlers as a library) on plain HTTP with the filesystem driver under
@@ -124,13 +124,18 @@ func pushMain(args []string) error {
 	buildDir := fs.String("build-dir", filepath.Join(e2e, "build"), "the artefacts build's binaries, <component>/<version>/<binary>")
 	rootfs := fs.String("rootfs", filepath.Join(cacheDir(), "nodes", "rootfs"), "the node machines' Debian root filesystem")
 	timeout := fs.Duration("timeout", 15*time.Minute, "the whole push")
+	all := fs.Bool("all-versions", false, "also every other version of a versioned image found in the build dir (a day-2 run's older release)")
 	_ = fs.Parse(args)
+	specs := catalogue
+	if *all {
+		specs = builtVersions(catalogue, *buildDir)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	return push(ctx, pushOptions{
 		registry: *registry, buildDir: *buildDir, rootfs: *rootfs,
-		userland: debianUserland, specs: catalogue, out: os.Stdout, log: os.Stderr,
+		userland: debianUserland, specs: specs, out: os.Stdout, log: os.Stderr,
 	})
 }
