@@ -55,6 +55,65 @@ func (c *checkCtx) defaultEtcdVersion(kubeMinor string) string {
 	return ""
 }
 
+// etcdGateRE reads the version kubespray's etcd role requires of the
+// running etcd before it moves it to 3.6 (v2.31.0's
+// roles/etcd/tasks/clean_v2_store.yml, the fail task "Ensure etcd version
+// is >=3.5.26", inside the block run when the running etcd is below 3.6.0
+// and etcd_version is 3.6.0 or later), from the release's fail
+// conditions (Release.Exprs).
+var etcdGateRE = regexp.MustCompile(`^when:etcd_current_version is version\('([0-9.]+)', '<'\)$`)
+
+// etcdMoveTo is the etcd minor whose move the gate guards.
+var etcdMoveTo = kver{3, 6, 0}
+
+// etcdMoveGate: the target etcd_version (tv, from t) is 3.6 or later, and a
+// member runs an etcd below 3.6 and below the release's gate: kubespray's
+// etcd role stops there mid-run, after preinstall and the downloads.
+func (c *checkCtx) etcdMoveGate(st *live.State, t target, tv kver) []Finding {
+	if tv.less(etcdMoveTo) {
+		return nil
+	}
+	var gate kver
+	var where string
+	for expr, loc := range c.cat.Release.Exprs {
+		if m := etcdGateRE.FindStringSubmatch(expr); m != nil {
+			if v, ok := parseKver(m[1]); ok {
+				gate, where = v, loc
+			}
+		}
+	}
+	if where == "" {
+		return nil
+	}
+	var below []string
+	low := ""
+	for _, m := range st.Etcd.Members {
+		mv, ok := parseKver(m.Version)
+		if !ok || !mv.less(etcdMoveTo) || !mv.less(gate) {
+			continue
+		}
+		below = append(below, fmt.Sprintf("%s (%s)", memberLabel(m), m.Version))
+		if low == "" {
+			low = m.Version
+		}
+	}
+	if len(below) == 0 {
+		return nil
+	}
+	sort.Strings(below)
+	f := c.clusterFinding("cluster-version", SeverityError, t)
+	f.Message = fmt.Sprintf("%s moves etcd to %d.%d, but member(s) %s run etcd below %s (etcd Maintenance.Status version at %s): kubespray %s stops at %s, \"Ensure etcd version is >=%s\"",
+		c.inventoryValue(t), tv[0], tv[1], strings.Join(below, ", "), gate, st.Etcd.Endpoint, releaseName(c.cat), where, gate)
+	f.Why = fmt.Sprintf("etcd %d.%d panics on a v2 store that etcd below %s leaves in its WAL (\"detected disallowed v2 WAL\"), so kubespray's etcd role refuses the move (%s); the run stops after preinstall and the downloads, with the cluster unchanged.", tv[0], tv[1], gate, where)
+	from := "the kubespray release the cluster runs now"
+	if c.in.UpgradeFrom != nil {
+		from = "kubespray " + releaseName(c.in.UpgradeFrom)
+	}
+	f.Fix = fmt.Sprintf("first run cluster.yml of %s with etcd_version: \"%s\" (or a later %d.%d patch it has checksums for), then this release's upgrade-cluster.yml: etcd has to reach %s before the %d.%d move",
+		from, gate, gate[0], gate[1], gate, tv[0], tv[1])
+	return []Finding{f}
+}
+
 // etcdVersions compares the target etcd_version with the members'.
 func (c *checkCtx) etcdVersions(st *live.State) []Finding {
 	if st.Etcd == nil || c.cat.Release == nil {
@@ -91,6 +150,7 @@ func (c *checkCtx) etcdVersions(st *live.State) []Finding {
 			}
 			byVer[m.Version] = append(byVer[m.Version], memberLabel(m))
 		}
+		out = append(out, c.etcdMoveGate(st, t, tv)...)
 		for _, v := range vers {
 			sort.Strings(byVer[v])
 			mv, _ := parseKver(v)

@@ -116,6 +116,9 @@ var otherSeverity = map[string][]Severity{
 	"upgrade-default-changed": {SeverityInfo},
 	// fields kubespray does not read are a warning, a wrong structure an error
 	"variable-shape": {SeverityWarning},
+	// kube_proxy_mode, dns_mode and enable_nodelocaldns other than what
+	// runs: kubespray changes them, with a window of breakage
+	"cluster-network": {SeverityWarning},
 }
 
 // Rules lists the registered rules sorted by id.
