@@ -136,6 +136,8 @@ type Env struct {
 	Server string
 	// CheckMode skips the probes that create objects.
 	CheckMode bool
+	// serverVersion is GET /version's gitVersion, read as the run begins.
+	serverVersion string
 	// Timeout bounds one API request; LayerTimeout one layer (the probe
 	// and addons layers get the probe and clean-up budgets on top).
 	Timeout      time.Duration
@@ -296,6 +298,7 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 		return rep, nil
 	}
 	rep.ServerVersion = ver
+	env.serverVersion = ver
 
 	rep.Layers = sel.Run(ctx, env, func(name string) time.Duration {
 		switch name {

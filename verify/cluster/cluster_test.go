@@ -4,6 +4,9 @@ package cluster_test
 // real kube-apiserver scenarios are in test/clusterverify.
 
 import (
+	"k8s.io/apimachinery/pkg/version"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -61,7 +64,7 @@ func runFake(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstru
 func runFakeWith(t *testing.T, o cluster.Options, w *clustertest.World, pool *unstructured.Unstructured, prep func(*fake.Clientset)) (*cluster.Report, *fake.Clientset) {
 	t.Helper()
 	ctx := context.Background()
-	kube := fake.NewSimpleClientset() // the field-managed NewClientset costs seconds per test for nothing these tests need
+	kube := clustertest.Fake()
 	if err := w.Apply(ctx, kube, 4); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +291,7 @@ func TestHelmReleases(t *testing.T) {
 	o := threeNode()
 	o.HelmEnabled = true
 	ctx := context.Background()
-	kube := fake.NewSimpleClientset()
+	kube := clustertest.Fake()
 	for _, s := range []struct{ ns, name, status, version string }{
 		{"cert-manager", "cert-manager", "failed", "1"}, {"cert-manager", "cert-manager", "deployed", "2"},
 		{"ingress", "ingress-nginx", "deployed", "1"}, {"ingress", "ingress-nginx", "failed", "2"},
@@ -355,4 +358,30 @@ func TestCalicoRRTaint(t *testing.T) {
 	if r := clustertest.Result(t, rep, "kube_system", "calico-node"); r.Status != verify.StatusOK || !strings.Contains(r.Msg, "every node (4)") {
 		t.Errorf("calico-node on the route reflector too: %+v", r)
 	}
+}
+
+// A kubespray v2.30.0 cluster whose inventory sets no kube_version: its
+// kubelets and control plane run v2.30.0's default, 1.34.3, which is no
+// drift (verify once judged it against v2.31.0's 1.35.4). A kubelet left
+// behind the control plane is still found, named against the control
+// plane's version.
+func TestKubeletsAgainstTheControlPlaneWithoutKubeVersion(t *testing.T) {
+	o := threeNode()
+	w := clustertest.Healthy(cluster.Options{KubeControlPlane: o.KubeControlPlane, KubeNode: o.KubeNode, Etcd: o.Etcd, KubeVersion: "1.34.3"}, 4)
+	at := func(server string) func(*fake.Clientset) {
+		return func(k *fake.Clientset) {
+			k.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: server}
+		}
+	}
+	rep, _ := runFakeWith(t, o, w, ippool("10.233.64.0/18", "Never", "Always"), at("v1.34.3"))
+	r := clustertest.Result(t, rep, "nodes", "kubelet_version")
+	assert.Equal(t, verify.StatusOK, r.Status, "%+v", r)
+	assert.Equal(t, "every kubelet runs the control plane's Kubernetes v1.34.3 (GET /version; kube_version is not set in the inventory)", r.Msg)
+
+	w.Node("node3").Status.NodeInfo.KubeletVersion = "v1.33.6"
+	rep, _ = runFakeWith(t, o, w, ippool("10.233.64.0/18", "Never", "Always"), at("v1.34.3"))
+	r = clustertest.Result(t, rep, "nodes", "kubelet_version")
+	assert.Equal(t, verify.StatusFail, r.Status, "%+v", r)
+	assert.Contains(t, r.Msg, "differs from the control plane's Kubernetes v1.34.3")
+	assert.Contains(t, r.Msg, "node3: kubelet v1.33.6")
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
@@ -70,7 +69,7 @@ func TestMetricsAPIServiceRemedyPerReason(t *testing.T) {
 			o.MetricsServerEnabled = true
 			o.Defaults()
 			w := clustertest.Healthy(o, 4)
-			kube := fake.NewSimpleClientset()
+			kube := clustertest.Fake()
 			require.NoError(t, w.Apply(context.Background(), kube, 4))
 			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 				cluster.IPPoolGVR: "IPPoolList", cluster.APIServiceGVR: "APIServiceList"}, apiService("False", tc.reason))

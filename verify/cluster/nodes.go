@@ -72,6 +72,14 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	var res []verify.Result
 	add := func(r verify.Result) { res = append(res, r) }
 
+	// Without kube_version in the inventory, the release that installed the
+	// cluster gave the control plane and every kubelet its own default:
+	// the kubelets are judged against the control plane.
+	wantKubelet, wantWhat := o.KubeVersion, "kube_version "+o.KubeVersion
+	if wantKubelet == "" {
+		wantKubelet = env.serverVersion
+		wantWhat = "the control plane's Kubernetes " + env.serverVersion + " (GET /version; kube_version is not set in the inventory)"
+	}
 	var missing, notReady, wrongVersion []string
 	var details []string
 	for _, h := range inv.k8sCluster {
@@ -86,7 +94,7 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 			notReady = append(notReady, h)
 			details = append(details, inv.label(h)+": "+why)
 		}
-		if kv := n.Status.NodeInfo.KubeletVersion; strings.TrimPrefix(kv, "v") != strings.TrimPrefix(o.KubeVersion, "v") {
+		if kv := n.Status.NodeInfo.KubeletVersion; strings.TrimPrefix(kv, "v") != strings.TrimPrefix(wantKubelet, "v") {
 			wrongVersion = append(wrongVersion, fmt.Sprintf("%s: kubelet %s", inv.label(h), kv))
 		}
 	}
@@ -107,13 +115,17 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 	} else if len(missing) < len(inv.k8sCluster) {
 		add(verify.Result{Check: "ready", Status: verify.StatusOK, Msg: "every registered inventory node is Ready"})
 	}
-	if len(wrongVersion) > 0 {
+	switch {
+	case wantKubelet == "":
+		add(verify.Result{Check: "kubelet_version", Status: verify.StatusSkipped,
+			Msg: "kube_version is not set in the inventory and the control plane's version is not known: the kubelets' versions are not judged"})
+	case len(wrongVersion) > 0:
 		add(verify.Result{Check: "kubelet_version", Status: verify.StatusFail,
-			Msg:      fmt.Sprintf("kubelet version differs from kube_version %s: %s", o.KubeVersion, verify.AbridgeSemi(wrongVersion)),
-			Expected: o.KubeVersion, Actual: wrongVersion,
+			Msg:      fmt.Sprintf("kubelet version differs from %s: %s", wantWhat, verify.AbridgeSemi(wrongVersion)),
+			Expected: wantKubelet, Actual: wrongVersion,
 			Remediation: "run upgrade-cluster.yml with the intended kube_version, or set kube_version to what the cluster runs"})
-	} else if len(missing) < len(inv.k8sCluster) {
-		add(verify.Result{Check: "kubelet_version", Status: verify.StatusOK, Msg: "every kubelet runs kube_version " + o.KubeVersion})
+	case len(missing) < len(inv.k8sCluster):
+		add(verify.Result{Check: "kubelet_version", Status: verify.StatusOK, Msg: "every kubelet runs " + wantWhat})
 	}
 
 	// Taints follow the groups: the inventory is the scheduling policy.

@@ -71,7 +71,10 @@ type Options struct {
 	LocalPathProvisionerIsDefault    *bool  `json:"local_path_provisioner_is_default_storageclass"`
 	HelmEnabled                      bool   `json:"helm_enabled"` // false
 
-	KubeVersion          string `json:"kube_version"`           // 1.35.4 (v2.31.0's first kubelet checksum)
+	// KubeVersion is the inventory's kube_version; unset, the kubelets are
+	// judged against the control plane's version (GET /version), which
+	// the release that installed the cluster gave both.
+	KubeVersion          string `json:"kube_version"`
 	KubeServiceAddresses string `json:"kube_service_addresses"` // 10.233.0.0/18
 	KubePodsSubnet       string `json:"kube_pods_subnet"`       // 10.233.64.0/18
 }
@@ -107,7 +110,6 @@ func (o *Options) Defaults() {
 	def(&o.EtcdDeploymentType, "host")
 	def(&o.LocalPathProvisionerStorageClass, "local-path")
 	def(&o.LocalPathProvisionerNamespace, "local-path-storage")
-	def(&o.KubeVersion, "1.35.4")
 	def(&o.KubeServiceAddresses, "10.233.0.0/18")
 	def(&o.KubePodsSubnet, "10.233.64.0/18")
 	def(&o.CalicoPoolCIDR, o.KubePodsSubnet)

@@ -55,7 +55,7 @@ func deployment(w *clustertest.World, ns, name string) *appsv1.Deployment {
 // envFor is the Env of the fake cluster w with the metrics APIService as.
 func envFor(t *testing.T, o cluster.Options, w *clustertest.World, wait time.Duration, apiStatus, apiReason string) (*cluster.Env, *fake.Clientset, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
-	kube := fake.NewSimpleClientset()
+	kube := clustertest.Fake()
 	require.NoError(t, w.Apply(context.Background(), kube, 4))
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		cluster.IPPoolGVR: "IPPoolList", cluster.APIServiceGVR: "APIServiceList"}, apiService(apiStatus, apiReason))
@@ -221,7 +221,7 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 // retried; any other is not.
 func TestProbePodWaitsForDefaultServiceAccount(t *testing.T) {
 	defer cluster.SetRolloutPoll(10 * time.Millisecond)()
-	kube := fake.NewSimpleClientset()
+	kube := clustertest.Fake()
 	refusals := 0
 	saMissing := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "layercheck-probe-pvc",
 		errors.New(`error looking up service account layercheck-pvc-e402850a/default: serviceaccount "default" not found`))
@@ -245,7 +245,7 @@ func TestProbePodWaitsForDefaultServiceAccount(t *testing.T) {
 	assert.True(t, strings.Contains(err.Error(), `serviceaccount "default" not found`), err.Error())
 
 	// Another refusal is not retried.
-	kube = fake.NewSimpleClientset()
+	kube = clustertest.Fake()
 	calls := 0
 	kube.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		calls++

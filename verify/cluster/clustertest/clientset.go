@@ -9,10 +9,20 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/layercheck/layercheck/verify/cluster"
 )
+
+// Fake is client-go's fake clientset whose discovery answers GET /version
+// with KubeVersion, as the kubelets of Healthy run.
+func Fake() *fake.Clientset {
+	k := fake.NewSimpleClientset() // the field-managed NewClientset costs seconds per test for nothing these tests need
+	k.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v" + KubeVersion}
+	return k
+}
 
 // Clientset is cluster.API on a client-go clientset (its fake, or a real
 // one for the harness), so that tests keep client-go's fake while the

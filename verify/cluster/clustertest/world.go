@@ -23,6 +23,11 @@ import (
 	"github.com/layercheck/layercheck/verify/cluster"
 )
 
+// KubeVersion is the Kubernetes of the worlds built without kube_version
+// (kubespray v2.31.0's default): their kubelets', and the fake API
+// server's (Fake), as test/clusterverify's kube-apiserver is.
+const KubeVersion = "1.35.4"
+
 // World is a cluster's objects.
 type World struct {
 	Nodes       []*corev1.Node
@@ -51,6 +56,9 @@ func ready() []corev1.PodCondition {
 // metrics-server and local-path-provisioner.
 func Healthy(o cluster.Options, cpus int64) *World {
 	o.Defaults()
+	if o.KubeVersion == "" {
+		o.KubeVersion = KubeVersion
+	}
 	w := &World{}
 	for i, h := range o.K8sCluster() {
 		n := &corev1.Node{
