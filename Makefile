@@ -22,7 +22,7 @@ PYTHON ?= python3
 ANSIBLE_LINT_VERSION := 26.10.1
 ANSIBLE_LINT_VENV := .venvs/ansible-lint
 
-.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness prom-harness ssh-deps lint-ansible sanity nodes-up nodes-down test-nodes e2e e2e-cluster
+.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness prom-harness ssh-deps lint-ansible sanity nodes-up nodes-down test-nodes e2e e2e-cluster e2e-day2
 
 all: build
 
@@ -197,6 +197,17 @@ e2e: build
 E2E_CLUSTER_TIMEOUT ?= 240m
 e2e-cluster: build
 	$(GO) test -tags e2e -count=1 -timeout $(E2E_CLUSTER_TIMEOUT) -v -run 'TestKubesprayCluster' ./test/e2e
+
+# Day 2 on four node machines: kubespray v2.30.0's cluster.yml with
+# verify.yml, the preflight (layercheck lint --cluster-from) before each run,
+# v2.31.0's upgrade-cluster.yml with verify.yml, scale.yml --limit=node4,
+# remove-node.yml, and the traps, each judged by kubespray's own run; writes
+# test/e2e/DAY2-RESULTS.md. Builds both releases' binaries and images into
+# ~/.cache/layercheck/e2e the first time (long; etcd 3.5.26 from
+# ../shared/etcd-src). LAYERCHECK_E2E_KEEP=1 leaves the nodes running.
+E2E_DAY2_TIMEOUT ?= 300m
+e2e-day2: build
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_DAY2_TIMEOUT) -v -run 'TestKubesprayDay2' ./test/e2e
 
 vet:
 	$(GO) vet ./...

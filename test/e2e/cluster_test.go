@@ -275,6 +275,15 @@ node3
 kube_control_plane
 kube_node
 `
+	return writeInventoryFiles(t, dir, nil, groups, clusterVars(t, filesRepo, registry, built))
+}
+
+// clusterVars are the e2e cluster's group_vars/all: kubespray offline from
+// the lab's files_repo and registry, the settings this machine forces
+// (each with its reason), the add-ons operators enable first, and the
+// artefacts' versions and checksums (built).
+func clusterVars(t *testing.T, filesRepo, registry string, built map[string]any) map[string]any {
+	t.Helper()
 	vars := map[string]any{
 		// Offline: kubespray's own offline variables
 		// (inventory/sample/group_vars/all/offline.yml).
@@ -350,7 +359,7 @@ kube_node
 	for k, v := range built {
 		vars[k] = v
 	}
-	return writeInventoryFiles(t, dir, groups, vars)
+	return vars
 }
 
 // nodeEviction is kubelet's evictionHard on nodes whose disk is shared.

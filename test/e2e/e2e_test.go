@@ -228,26 +228,7 @@ func (s *stage) runVerifyYML(t *testing.T) (facts, out string, err error) {
 // layercheck_cluster, nil when the play set none.
 func readVerifyFacts(t *testing.T, name, facts, out string) (map[string]*node.Report, *cluster.Report) {
 	t.Helper()
-	reps := map[string]*node.Report{}
-	var crep *cluster.Report
-	for _, h := range []string{"node1", "node2", "node3"} {
-		data, err := os.ReadFile(filepath.Join(facts, h))
-		if err != nil {
-			t.Fatalf("%s: verify.yml left no facts for %s: %v\n%s", name, h, err, tail(out, 40))
-		}
-		var f struct {
-			Node    *node.Report    `json:"layercheck_node"`
-			Cluster *cluster.Report `json:"layercheck_cluster"`
-		}
-		if err := json.Unmarshal(data, &f); err != nil || f.Node == nil {
-			t.Fatalf("%s: facts of %s: no layercheck_node (%v)", name, h, err)
-		}
-		reps[h] = f.Node
-		if h == "node1" {
-			crep = f.Cluster
-		}
-	}
-	return reps, crep
+	return readVerifyFactsOf(t, name, facts, out, []string{"node1", "node2", "node3"})
 }
 
 // verifyCLI runs `layercheck verify -i INV --format json` (and args) from

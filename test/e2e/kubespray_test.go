@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,17 +143,21 @@ kube_node
 	for k, v := range extra {
 		vars[k] = v
 	}
-	return writeInventoryFiles(t, dir, groups, vars)
+	return writeInventoryFiles(t, dir, nil, groups, vars)
 }
 
 // writeInventoryFiles writes dir/hosts.ini (the node harness's hosts and
 // connection settings, then groups) and dir/group_vars/all/e2e.yml (vars),
-// and returns the path of hosts.ini.
-func writeInventoryFiles(t *testing.T, dir, groups string, vars map[string]any) string {
+// and returns the path of hosts.ini. hosts, when not nil, are the machines
+// the inventory lists (the others the harness booted are left out).
+func writeInventoryFiles(t *testing.T, dir string, hosts []string, groups string, vars map[string]any) string {
 	t.Helper()
 	hostsIni, err := os.ReadFile(filepath.Join(nodesDir(), "run", "hosts.ini"))
 	if err != nil {
 		t.Fatalf("the node harness wrote no inventory: %v", err)
+	}
+	if hosts != nil {
+		hostsIni = onlyHosts(hostsIni, hosts)
 	}
 	// kubespray's ansible.cfg skips *.ini in a directory source; the file is
 	// given to -i by its path, which it reads whatever its name.
@@ -172,6 +177,20 @@ func writeInventoryFiles(t *testing.T, dir, groups string, vars map[string]any) 
 		t.Fatal(err)
 	}
 	return path
+}
+
+// onlyHosts keeps, of the harness's hosts.ini, the host lines of hosts
+// (and every other line).
+func onlyHosts(ini []byte, hosts []string) []byte {
+	var out []string
+	for _, l := range strings.Split(string(ini), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 1 && strings.HasPrefix(f[1], "ansible_host=") && !slices.Contains(hosts, f[0]) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return []byte(strings.Join(out, "\n"))
 }
 
 func nodesDir() string {
