@@ -99,13 +99,33 @@ func Filter(series string, v any) Reading {
 	return Reading{Deprecated: true}
 }
 
-// Documented reports whether `| bool` takes v without a deprecation
-// warning in every series, and its value: the readers of options a role
-// passes through `| bool` refuse the rest, which some series already
-// coerce with a warning and 2.23 is to refuse.
-func Documented(v any) (val, ok bool) {
+// Documented reads v as `| bool` does, for the readers of options a role
+// passes through `| bool`: it refuses the values ansible-core 2.19 and
+// later coerce with a deprecation warning (and 2.23 is to refuse), as they
+// are read as false (or None) where the operator may have meant true ("y",
+// "1.0", 1.0). The answer is the same under every series; only 2.19 and
+// later warn, so the refusal follows Newest.
+func Documented(v any) (bool, error) {
 	r := Filter(Newest, v)
-	return r.Value, !r.Deprecated
+	if !r.Deprecated {
+		return r.Value, nil
+	}
+	return false, DeprecatedError{v}
+}
+
+// DeprecatedError is Documented's refusal of a value.
+type DeprecatedError struct{ Value any }
+
+func (e DeprecatedError) Error() string {
+	old := Filter(Series[0], e.Value)
+	was := "false"
+	switch {
+	case old.None:
+		was = "None (false)"
+	case old.Value:
+		was = "true"
+	}
+	return fmt.Sprintf("`| bool` reads it as %s, and ansible-core 2.19 and later only with a deprecation warning (2.23 refuses it); write true or false", was)
 }
 
 // Boolean reads v as convert_bool.boolean(v, strict=True) does:
