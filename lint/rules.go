@@ -10,6 +10,7 @@ import (
 
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/parser/ansiblebool"
 )
 
 // rule is one check: a stable id, its usual severity (a rule may report
@@ -557,38 +558,19 @@ func originOf(u use) parser.Origin {
 	return parser.OriginYAML
 }
 
-// truthy reports a bool value: a real bool, or a str spelling one as
-// Ansible's `| bool` filter reads it. ok is false otherwise.
+// truthy reports a bool value: a real bool, or a str or int spelling one
+// as Ansible's boolean() reads it (ansiblebool.Boolean: y/yes/on/1/true/t
+// and their opposites, any case, surrounding space ignored; the ints 1 and
+// 0): what the operator meant. It is not what `| bool` makes of the value
+// ("y" is false there). ok is false otherwise.
 func truthy(v *parser.Value) (val, ok bool) {
 	if v == nil {
 		return false, false
 	}
 	switch v.Kind {
-	case parser.KindBool:
-		return v.Bool, true
-	case parser.KindString:
-		return boolWord(v.Str)
-	case parser.KindInt:
-		if v.Int != nil && v.Int.IsInt64() {
-			switch v.Int.Int64() {
-			case 0:
-				return false, true
-			case 1:
-				return true, true
-			}
-		}
-	}
-	return false, false
-}
-
-// boolWord reads s as ansible's boolean() does (module_utils/parsing/convert_bool.py):
-// yes/on/1/true/y/t and no/off/0/false/n/f, any case, surrounding space ignored.
-func boolWord(s string) (val, ok bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "y", "yes", "on", "1", "true", "t":
-		return true, true
-	case "n", "no", "off", "0", "false", "f":
-		return false, true
+	case parser.KindBool, parser.KindString, parser.KindInt:
+		b, err := ansiblebool.Boolean(v.Scalar())
+		return b, err == nil
 	}
 	return false, false
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/parser/ansiblebool"
 )
 
 // knownBooleans are the booleans kubespray's validate_inventory checks the
@@ -291,6 +292,12 @@ func (c *checkCtx) olderVerdict(series, name string, meant bool, v *parser.Value
 				fmt.Sprintf("Jinja takes the value's Python truth in `%s`; the same value written as \"false\" would be true there.", tmpl.Expr)
 		}
 		if cast, _ := c.useSite(name, kubespray.FormBoolCast); cast != nil {
+			if got := ansiblebool.Filter(series, v.Scalar()).Value; got != meant {
+				// "y", "t": boolean() spellings `| bool` does not know
+				return SeverityError,
+					fmt.Sprintf("under ansible-core %s and 2.19 and later it is %s although you wrote %s: kubespray reads it only with `| bool` (%s, `%s`)", series, strings.ToUpper(fmt.Sprint(got)), v.Display(), cast.Source, cast.Expr),
+					fmt.Sprintf("Ansible's `| bool` takes yes, on, true and 1 (any case) as true and every other string as false; 2.19 and later add a deprecation warning for %s.", v.Display())
+			}
 			return SeverityInfo,
 				fmt.Sprintf("ansible-core %s and 2.19 and later all read it as %v here", series, meant),
 				fmt.Sprintf("kubespray's conditions read it only with `| bool` (`%s`, %s), which takes %s as %v.", cast.Expr, cast.Source, v.Display(), meant)

@@ -49,6 +49,13 @@ func TestStringAsBoolVerdicts(t *testing.T) {
 	assert.Equal(t, SeverityInfo, f.Severity)
 	assert.Contains(t, f.Message, "ansible-core 2.16 and 2.19 and later all read it as false here")
 
+	// "y" is true to boolean() but false to `| bool`, in every series
+	f = one(t, lintSeries(t, "2.16", "flush_iptables=y"), "string-as-bool", "flush_iptables")
+	assert.Equal(t, SeverityError, f.Severity)
+	assert.Contains(t, f.Message, `under ansible-core 2.16 and 2.19 and later it is FALSE although you wrote "y": kubespray reads it only with `+"`| bool`")
+	f = one(t, lintSeries(t, "2.16", "flush_iptables=n"), "string-as-bool", "flush_iptables")
+	assert.Equal(t, SeverityInfo, f.Severity)
+
 	// helm_enabled: validate_inventory's type check stops the run first.
 	f = one(t, lintSeries(t, "2.18", "helm_enabled=false"), "string-as-bool", "helm_enabled")
 	assert.Equal(t, SeverityError, f.Severity)

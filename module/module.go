@@ -18,9 +18,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/layercheck/layercheck/parser/ansiblebool"
 	"github.com/layercheck/layercheck/redact"
 	"io"
 	"math"
+	"math/big"
 	"os"
 	"reflect"
 	"runtime/debug"
@@ -133,8 +135,10 @@ func ParseArgs(data []byte, opts any) (*Args, error) {
 // float options converted as Ansible's argument spec converts them for
 // type bool, int and float: before ansible-core 2.19 a templated value
 // such as "{{ n | int }}" or "{{ b | bool }}" reaches a module as a string
-// ("7", "True"). A string that does not convert is left for the decoder to
-// reject, naming the option.
+// ("7", "True"). A bool option takes what check_type_bool takes
+// (ansiblebool.Boolean: y/yes/on/1/true/t and their opposites, the
+// numbers 1 and 0; not "1.0"). A value that does not convert is left for
+// the decoder to reject, naming the option.
 func coerceStrings(user map[string]json.RawMessage, t reflect.Type) map[string]json.RawMessage {
 	kinds := scalarFields(t)
 	out := make(map[string]json.RawMessage, len(user))
@@ -142,18 +146,21 @@ func coerceStrings(user map[string]json.RawMessage, t reflect.Type) map[string]j
 		out[k] = v
 		var str string
 		kind, ok := kinds[k]
-		if !ok || json.Unmarshal(v, &str) != nil {
+		if !ok {
+			continue
+		}
+		if kind == reflect.Bool {
+			// check_type_bool: boolean(value) for a str, int or float
+			if b, err := ansiblebool.Boolean(jsonScalar(v)); err == nil {
+				out[k] = json.RawMessage(strconv.FormatBool(b))
+			}
+			continue
+		}
+		if json.Unmarshal(v, &str) != nil {
 			continue
 		}
 		s := strings.TrimSpace(str)
 		switch kind {
-		case reflect.Bool:
-			switch strings.ToLower(s) {
-			case "y", "yes", "on", "1", "1.0", "true", "t":
-				out[k] = json.RawMessage("true")
-			case "n", "no", "off", "0", "0.0", "false", "f":
-				out[k] = json.RawMessage("false")
-			}
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 				out[k] = json.RawMessage(strconv.FormatInt(n, 10))
@@ -169,6 +176,27 @@ func coerceStrings(user map[string]json.RawMessage, t reflect.Type) map[string]j
 		}
 	}
 	return out
+}
+
+// jsonScalar is a JSON string or number as Python's json.loads gives it
+// (a str, an int, or a float when written with a fraction or exponent);
+// nil for anything else.
+func jsonScalar(raw json.RawMessage) any {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil {
+		return nil
+	}
+	if i, ok := new(big.Int).SetString(n.String(), 10); ok {
+		return i
+	}
+	if f, err := n.Float64(); err == nil {
+		return f
+	}
+	return nil
 }
 
 // scalarFields maps the json name of each bool, integer and float option

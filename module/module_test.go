@@ -114,9 +114,20 @@ func TestParseArgsConvertsStringsAsAnsible(t *testing.T) {
 	assert.Equal(t, 2.5, opts.Ratio)
 	assert.Equal(t, "42", opts.Name, "a string option stays as given")
 
-	for _, bad := range []string{`{"count":"7.5"}`, `{"vni":"one"}`, `{"enabled":"maybe"}`, `{"ratio":"NaN"}`, `{"port":"-1"}`} {
+	for _, bad := range []string{`{"count":"7.5"}`, `{"vni":"one"}`, `{"enabled":"maybe"}`, `{"ratio":"NaN"}`, `{"port":"-1"}`,
+		// check_type_bool refuses these (convert_bool.boolean, strict)
+		`{"enabled":"1.0"}`, `{"enabled":"0.0"}`, `{"enabled":""}`, `{"enabled":2}`, `{"enabled":0.5}`} {
 		_, err := ParseArgs([]byte(bad), &opts)
 		assert.Error(t, err, bad)
+	}
+	// and takes y/t and the numbers 1 and 0 (int or float) as it does
+	for arg, want := range map[string]bool{`"y"`: true, `"T"`: true, `" n "`: false, `1`: true, `0`: false, `1.0`: true, `0.0`: false} {
+		var b struct {
+			Enabled bool `json:"enabled"`
+		}
+		_, err := ParseArgs([]byte(`{"enabled":`+arg+`}`), &b)
+		require.NoError(t, err, arg)
+		assert.Equal(t, want, b.Enabled, arg)
 	}
 }
 

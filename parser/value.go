@@ -223,3 +223,28 @@ func (m *Map) KeyKind(key string) Kind {
 	}
 	return KindString
 }
+
+// Scalar is v's payload as a plain Go value, as parser/ansiblebool takes
+// it: nil (None), bool, *big.Int, float64 or string. A list, a map or a
+// vault value is returned as v itself (no scalar).
+func (v *Value) Scalar() any {
+	if v == nil {
+		return nil
+	}
+	switch v.Kind {
+	case KindNull:
+		return nil
+	case KindBool:
+		return v.Bool
+	case KindInt:
+		if v.Int == nil {
+			return new(big.Int)
+		}
+		return v.Int
+	case KindFloat:
+		return v.Float
+	case KindString:
+		return v.Str
+	}
+	return v
+}

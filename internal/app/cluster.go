@@ -12,6 +12,7 @@ import (
 	"github.com/layercheck/layercheck/internal/metrics"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/parser/ansiblebool"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
 )
@@ -246,18 +247,17 @@ func setOption(f reflect.Value, v *parser.Value) error {
 		return ""
 	}
 	asBool := func() (bool, error) {
-		if v.Kind == parser.KindBool {
-			return v.Bool, nil
+		// The verify role hands every boolean option to cluster_facts
+		// through `| bool` (roles/verify/tasks/cluster.yml), on whichever
+		// ansible-core runs the playbook: its answer is the same in every
+		// series, and the values 2.19 and later only coerce with a
+		// deprecation warning ("y", "1.0", "") are refused here, as the
+		// newest series is headed to refuse them.
+		b, err := ansiblebool.Documented(v.Scalar())
+		if err != nil {
+			return false, fmt.Errorf("%s is not a boolean: %v", v.Display(), err)
 		}
-		// Ansible's bool filter / boolean(): yes, on, 1, true, y, t and
-		// their false counterparts, case-insensitively.
-		switch strings.ToLower(scalar()) {
-		case "yes", "on", "1", "true", "y", "t", "1.0":
-			return true, nil
-		case "no", "off", "0", "false", "n", "f", "0.0", "":
-			return false, nil
-		}
-		return false, fmt.Errorf("%s is not a boolean", v.Display())
+		return b, nil
 	}
 	switch f.Kind() {
 	case reflect.String:

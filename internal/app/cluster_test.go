@@ -173,4 +173,16 @@ func TestClusterRoleVarsAsVerifyYMLHandsThem(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "layercheck_cluster_probe_timeout at -e")
 	assert.Contains(t, err.Error(), "want a number")
+
+	// verify.yml reads layercheck_cluster_probe with `| bool`, which
+	// takes "y" and "1.0" as false, with a deprecation warning from
+	// ansible-core 2.19 on: refused, naming where, not read as true.
+	for _, e := range []string{"layercheck_cluster_probe=y", "layercheck_cluster_probe=1.0", "layercheck_cluster_probe=t"} {
+		_, vars, _, err = clusterOptions([]string{filepath.Join(dir, "hosts.yml")}, []string{e})
+		require.NoError(t, err)
+		_, err = clusterRoleVars(vars, &cluster.Request{})
+		require.Error(t, err, e)
+		assert.Contains(t, err.Error(), "layercheck_cluster_probe at -e")
+		assert.Contains(t, err.Error(), "not a boolean: `| bool` reads it as false")
+	}
 }

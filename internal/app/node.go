@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"os"
 	"reflect"
 	"sort"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/layercheck/layercheck/internal/metrics"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/parser/ansiblebool"
 	"github.com/layercheck/layercheck/verify/node"
 )
 
@@ -132,9 +134,9 @@ var osHostname = os.Hostname
 // layercheck_last_run_*).
 var timeNow = time.Now
 
-// jsonStringBools reads the booleans of a --vars JSON object as the lint
-// does: a string or 0/1 spelling a boolean ("true", "no", 1) given for a
-// bool field of t is read as that boolean, with a warning that the lint
+// jsonStringBools reads the booleans of a --vars JSON object as the verify
+// role's `| bool` does: a string or 0/1 spelling a boolean ("true", "no",
+// 1) given for a bool field of t is read as that boolean, with a warning that the lint
 // reports it as an error (ansible-core >= 2.19 fails `when:` on it). It
 // returns the object with those values made booleans.
 func jsonStringBools(raw string, t reflect.Type) (string, []string, error) {
@@ -169,9 +171,13 @@ func jsonStringBools(raw string, t reflect.Type) (string, []string, error) {
 		default:
 			continue
 		}
-		b, ok := boolWord(spelled)
-		if !ok {
-			continue // the decoder names the field and the type
+		// The verify role hands these to node_facts through `| bool`
+		// (roles/verify/tasks/main.yml); what ansible-core 2.19 and later
+		// only coerce with a deprecation warning ("y", "1.0") is left
+		// for the decoder to refuse, naming the field and the type.
+		b, err := ansiblebool.Documented(jsonScalar(m[k]))
+		if err != nil {
+			continue
 		}
 		m[k] = b
 		warnings = append(warnings, fmt.Sprintf("--vars %s is %s, not a boolean: read here as %t, as `| bool` reads it, but the lint reports it as an error (string-as-bool): ansible-core >= 2.19 fails `when: %s` in cluster.yml; fix: give %q: %t in the inventory and here",
@@ -188,15 +194,17 @@ func jsonText(spelled string) string {
 	return "the string " + strconv.Quote(spelled)
 }
 
-// boolWord reads s as Ansible's boolean() does
-// (module_utils/parsing/convert_bool.py): yes/on/1/true/y/t and
-// no/off/0/false/n/f, any case, surrounding space ignored.
-func boolWord(s string) (val, ok bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "y", "yes", "on", "1", "true", "t":
-		return true, true
-	case "n", "no", "off", "0", "false", "f":
-		return false, true
+// jsonScalar is a --vars JSON string or number as Python's json.loads
+// gives it: a str, an int, or a float when written with a fraction or an
+// exponent.
+func jsonScalar(v any) any {
+	n, ok := v.(json.Number)
+	if !ok {
+		return v
 	}
-	return false, false
+	if i, ok := new(big.Int).SetString(n.String(), 10); ok {
+		return i
+	}
+	f, _ := n.Float64()
+	return f
 }

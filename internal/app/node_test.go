@@ -130,8 +130,8 @@ func TestNodeCommandKubesprayBooleanDefaults(t *testing.T) {
 	}
 }
 
-// --vars '{"enable_nodelocaldns": "false"}' is read as false, as the lint
-// reads it, with a warning; a JSON false is no finding.
+// --vars '{"enable_nodelocaldns": "false"}' is read as false, as the
+// role's `| bool` reads it, with a warning; a JSON false is no finding.
 func TestNodeCommandStringBooleanWarns(t *testing.T) {
 	fixed, warnings, err := jsonStringBools(`{"enable_nodelocaldns": "false", "helm_enabled": 1, "kube_version": "1.35.4"}`, reflect.TypeOf(node.Options{}))
 	require.NoError(t, err)
@@ -142,8 +142,15 @@ func TestNodeCommandStringBooleanWarns(t *testing.T) {
 	_, warnings, err = jsonStringBools(`{"enable_nodelocaldns": false}`, reflect.TypeOf(node.Options{}))
 	require.NoError(t, err)
 	assert.Empty(t, warnings)
-	_, _, err = jsonStringBools(`{"enable_nodelocaldns": "perhaps"}`, reflect.TypeOf(node.Options{}))
-	require.NoError(t, err) // left to the decoder, which names the field
+	// left to the decoder, which names the field: "y" and 1.0 too, which
+	// the role's `| bool` coerces (to false, and true) only with a
+	// deprecation warning from ansible-core 2.19 on
+	for _, v := range []string{`"perhaps"`, `"y"`, `1.0`} {
+		fixed, warnings, err = jsonStringBools(`{"enable_nodelocaldns": `+v+`}`, reflect.TypeOf(node.Options{}))
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"enable_nodelocaldns": `+v+`}`, fixed)
+		assert.Empty(t, warnings)
+	}
 }
 
 // --vars @FILE reads the values from a file (the monitor role's unit does);

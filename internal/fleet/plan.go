@@ -18,6 +18,7 @@ import (
 	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/parser/ansiblebool"
 	"github.com/layercheck/layercheck/verify/node"
 )
 
@@ -259,27 +260,16 @@ func plain(v *parser.Value) any {
 	return nil
 }
 
+// asBool reads v as the verify role's `| bool` does
+// (roles/verify/tasks/main.yml), refusing the values ansible-core 2.19 and
+// later only coerce with a deprecation warning: the playbook's series is
+// not known here, and the answer is the same in each.
 func asBool(v *parser.Value) (bool, error) {
-	switch x := plain(v).(type) {
-	case bool:
-		return x, nil
-	case int64:
-		if x == 0 || x == 1 {
-			return x == 1, nil
-		}
-	case float64:
-		if x == 0 || x == 1 {
-			return x == 1, nil
-		}
-	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
-		case "yes", "on", "1", "true", "y", "t", "1.0":
-			return true, nil
-		case "no", "off", "0", "false", "n", "f", "0.0", "":
-			return false, nil
-		}
+	b, err := ansiblebool.Documented(v.Scalar())
+	if err != nil {
+		return false, fmt.Errorf("%s is not a boolean: %v", v.Display(), err)
 	}
-	return false, fmt.Errorf("%s is not a boolean", v.Display())
+	return b, nil
 }
 
 // setField sets an Options field as the role's Jinja would hand the value

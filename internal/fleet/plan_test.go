@@ -86,4 +86,14 @@ func TestPlanBadValues(t *testing.T) {
 	require.ErrorContains(t, hosts[0].Err, "layercheck_verify_net_timeout")
 	require.ErrorContains(t, hosts[1].Err, "is not a boolean")
 	require.ErrorContains(t, hosts[2].Err, "does not log in with passwords")
+
+	// the role's `| bool` takes "y" and the float 1.0 only with a
+	// deprecation warning from ansible-core 2.19 on (as false, and true):
+	// refused, naming the variable and where
+	hosts, _, err = plan(t, "[kube_node]\nw1 enable_nodelocaldns=y\nw2 enable_nodelocaldns=1.0\nw3 enable_nodelocaldns=1\n", "")
+	require.NoError(t, err)
+	require.ErrorContains(t, hosts[0].Err, `enable_nodelocaldns at `)
+	require.ErrorContains(t, hosts[0].Err, "\"y\" is not a boolean: `| bool` reads it as false")
+	require.ErrorContains(t, hosts[1].Err, "1 is not a boolean: `| bool` reads it as true")
+	require.NoError(t, hosts[2].Err)
 }

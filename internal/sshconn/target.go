@@ -26,6 +26,7 @@ import (
 	shellquote "github.com/kballard/go-shellquote"
 
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/parser/ansiblebool"
 )
 
 // Target is how to reach one inventory host.
@@ -142,7 +143,10 @@ func fromHostVars(name string, vars *parser.Map, lookup Lookup, depth int) (*Tar
 		t.KeyFiles = append(t.KeyFiles, expandHome(s))
 	}
 	if x := v("ansible_become"); x != nil {
-		if t.Become, err = ansibleBool(x); err != nil {
+		// ansible_become sets the become keyword, which ansible-core reads
+		// with boolean() (strict) in every series: y and t are true, "1.0"
+		// and "" fail the task.
+		if t.Become, err = ansiblebool.Boolean(x.Scalar()); err != nil {
 			return nil, varErr(name, "ansible_become", x, "a boolean")
 		}
 	}
@@ -495,37 +499,6 @@ func port(v *parser.Value) (int, error) {
 		return 0, fmt.Errorf("out of range")
 	}
 	return int(n), nil
-}
-
-// ansibleBool is Ansible's boolean(): true for True, 1, and the strings
-// y, yes, on, 1, true, t (any case); false for their opposites.
-func ansibleBool(v *parser.Value) (bool, error) {
-	switch v.Kind {
-	case parser.KindBool:
-		return v.Bool, nil
-	case parser.KindInt:
-		if v.Int.Sign() == 0 {
-			return false, nil
-		}
-		if v.Int.IsInt64() && v.Int.Int64() == 1 {
-			return true, nil
-		}
-	case parser.KindFloat:
-		if v.Float == 0 {
-			return false, nil
-		}
-		if v.Float == 1 {
-			return true, nil
-		}
-	case parser.KindString:
-		switch strings.ToLower(strings.TrimSpace(v.Str)) {
-		case "y", "yes", "on", "1", "true", "t", "1.0":
-			return true, nil
-		case "n", "no", "off", "0", "false", "f", "0.0", "":
-			return false, nil
-		}
-	}
-	return false, fmt.Errorf("not a boolean")
 }
 
 func expandHome(p string) string {

@@ -93,6 +93,12 @@ func TestTargetRefusesPasswordsAndUnsupported(t *testing.T) {
 		{`node1 ansible_ssh_common_args='-o ProxyCommand="ssh -W %h:%p {{ bastion }}"'`, "holds Jinja"},
 		{`node1 ansible_ssh_common_args='-o StrictHostKeyChecking=maybe'`, "StrictHostKeyChecking"},
 		{`node1 ansible_ssh_common_args="-o ProxyJump=a -o ProxyJump=b" ansible_become=maybe`, "ansible_become"},
+		// the become keyword's boolean() fails the task on these
+		// (ansible-core 2.16: "could not be converted to an bool"; 2.20:
+		// "could not be converted to 'bool'")
+		// (shlex takes the outer quotes, literal_eval the inner)
+		{`node1 ansible_become='"1.0"'`, `ansible_become = "1.0" (`},
+		{`node1 ansible_become='""'`, `ansible_become = "" (`},
 	} {
 		_, err := target(t, tc.ini+"\n", "node1")
 		require.Error(t, err, tc.ini)

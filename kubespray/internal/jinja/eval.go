@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/layercheck/layercheck/parser/ansiblebool"
 )
 
 // Unknown is a value only a run would give: a fact, a variable a task
@@ -947,20 +949,9 @@ func (n filter) eval(e *evaluator) any {
 func applyFilter(f string, x any, args []any) any {
 	switch f {
 	case "bool":
-		switch v := x.(type) {
-		case bool:
-			return v
-		case nil:
-			return false
-		case string:
-			s := strings.ToLower(strings.TrimSpace(v))
-			return s == "yes" || s == "on" || s == "1" || s == "true"
-		case int64:
-			return v == 1
-		case float64:
-			return v == 1
-		}
-		return false
+		// the same answer in every ansible-core series (None before 2.19
+		// is false here, as a condition takes it)
+		return ansiblebool.Filter(ansiblebool.Newest, x).Value
 	case "int":
 		switch v := x.(type) {
 		case int64:

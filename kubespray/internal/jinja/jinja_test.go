@@ -56,6 +56,11 @@ func TestEvalKubesprayAsserts(t *testing.T) {
 		"'10.233.0.5/18' | ansible.utils.ipaddr('net')":                                                                       false,
 		"kube_version is version(kube_version_min_required, '>=')":                                                            true,
 		"flag | bool":                  false,
+		"'Yes' | bool":                 true,
+		"1 | bool":                     true,
+		"1.0 | bool":                   true,
+		"'y' | bool":                   false, // boolean() says true; the filter does not
+		"' true' | bool":               false, // the filter does not strip
 		"flag | type_debug == 'bool'":  false,
 		"not undefined_var is defined": true,
 		"fact >= 1024 or true":         true,
