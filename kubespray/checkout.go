@@ -218,6 +218,8 @@ func selectCatalogue(version, option string, sources []string, deferred bool) (*
 	}
 	c.Why = "chosen with " + option + " " + version
 	switch r := Resolve(version); {
+	case c.StandsInFor != "" && !IsRelease(c.Version):
+		c.Why += ", which is not bundled: the newest bundled catalogue whose galaxy.yml claims " + askedMinor(version)
 	case c.StandsInFor != "":
 		c.Why += fmt.Sprintf(", which is not bundled: %s, the bundled %s.x, stands in (patch releases keep the variables; pinned component versions may differ)",
 			c.Version, c.Version[:strings.LastIndexByte(c.Version, '.')])
@@ -229,7 +231,10 @@ func selectCatalogue(version, option string, sources []string, deferred bool) (*
 
 // BundledOrMinor is Bundled, except that a patch release that is not
 // bundled (v2.29.0) gets the newest bundled release of its minor
-// (v2.29.1), with StandsInFor set to the version asked for.
+// (v2.29.1), with StandsInFor set to the version asked for; and a release
+// of a minor no bundled release has (v2.32.0, v2.32) gets the bundled
+// branch snapshot whose galaxy.yml claims that minor (Claiming), with
+// StandsInFor and a Note saying that the release itself was not read.
 func BundledOrMinor(version string) (*Catalogue, error) {
 	c, err := Bundled(version)
 	if err == nil {
@@ -241,6 +246,14 @@ func BundledOrMinor(version string) (*Catalogue, error) {
 			sub.StandsInFor = version
 			return sub, nil
 		}
+	}
+	if snap := Claiming(version); snap != "" {
+		c, err2 := Bundled(snap)
+		if err2 != nil {
+			return nil, err2
+		}
+		c.StandsInFor, c.Note = version, SnapshotNote(c, version)
+		return c, nil
 	}
 	return nil, err
 }

@@ -148,7 +148,9 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		if in.UpgradeFrom, err = kubespray.BundledOrMinor(upgradeFrom); err != nil {
 			return &ExitError{Code: 2, Msg: "lint: --upgrade-from: " + err.Error()}
 		}
-		if f := in.UpgradeFrom; f.StandsInFor != "" {
+		if f := in.UpgradeFrom; f.StandsInFor != "" && f.Note != "" {
+			fmt.Fprintf(s.ErrOut, "layercheck: warning: --upgrade-from %s is not bundled: %s\n", f.StandsInFor, f.Note)
+		} else if f.StandsInFor != "" {
 			fmt.Fprintf(s.ErrOut, "layercheck: warning: --upgrade-from %s is not bundled: %s, the bundled release of its minor, stands in\n", f.StandsInFor, f.Version)
 		}
 	}
