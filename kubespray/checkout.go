@@ -133,8 +133,10 @@ func mergeCheckoutAsserts(f *Facts, a *scan.Asserts, dir string) {
 
 // ForInventory returns the catalogue for inventory sources (-i
 // arguments): the kubespray checkout the first source inside one lives in
-// (see FindCheckout and Checkout), else the bundled DefaultVersion. Why
-// says which of the two and, for a checkout, which source lies in it.
+// (see FindCheckout and Checkout), else the checkout kept beside the
+// first source's repository (a git submodule or directory named kubespray
+// in it, or a sibling directory kubespray: FindBeside), else the bundled
+// DefaultVersion. Why says which and, for a checkout, why it was taken.
 func ForInventory(sources []string) (*Catalogue, error) {
 	c, err := forInventory(sources, false)
 	if err != nil || !c.Deferred {
@@ -160,7 +162,25 @@ func forInventory(sources []string, deferred bool) (*Catalogue, error) {
 			return c, nil
 		}
 	}
+	note := ""
+	for _, s := range sources {
+		dir, why, n := FindBeside(s)
+		if dir != "" {
+			c, err := Checkout(dir)
+			if err != nil {
+				return nil, err
+			}
+			c.Why = why
+			return c, nil
+		}
+		if note == "" {
+			note = n
+		}
+	}
 	why := "the default, as the inventory lives in no kubespray checkout"
+	if note != "" {
+		why += " and " + note
+	}
 	if deferred {
 		// the lint infers the release from the release index: decode it
 		// while the inventory is read
