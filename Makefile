@@ -22,7 +22,7 @@ PYTHON ?= python3
 ANSIBLE_LINT_VERSION := 26.10.1
 ANSIBLE_LINT_VENV := .venvs/ansible-lint
 
-.PHONY: all build modules demo test test-shared venv collection generate fuzz bench vet clean kube-harness prom-harness ssh-deps lint-ansible sanity nodes-up nodes-down test-nodes e2e e2e-cluster e2e-day2
+.PHONY: all build modules demo test test-shared venv venv-precommit collection generate fuzz bench vet clean kube-harness prom-harness ssh-deps lint-ansible sanity nodes-up nodes-down test-nodes e2e e2e-cluster e2e-day2
 
 all: build
 
@@ -53,6 +53,12 @@ venv:
 	./scripts/venv-pinned.sh
 	./scripts/venv-series.sh
 	./scripts/venv-kubespray.sh
+	./scripts/venv-precommit.sh
+
+# pre-commit (pinned) in .venvs/pre-commit, for test/precommit, which runs
+# .pre-commit-hooks.yaml the way an inventory repository does.
+venv-precommit:
+	./scripts/venv-precommit.sh
 
 # The main job on the bundled samples: the clean sample passes, the broken
 # one shows every rule (and exits 1, which the demo expects).

@@ -15,7 +15,7 @@ import (
 	"github.com/layercheck/layercheck/parser"
 )
 
-//go:generate go run ./internal/gen -data ../../shared/kubespray -src ../../shared/kubespray-src -out .
+//go:generate go run ./internal/gen -data ../../shared/kubespray -src ../../shared/kubespray-src -full ../../shared/kubespray-full -dates commit_dates.txt -out .
 
 //go:embed catalogue_*.json.gz
 var bundled embed.FS
@@ -115,8 +115,17 @@ type Catalogue struct {
 	// StandsInFor is the patch release asked for when this bundled
 	// catalogue of the same minor stands in for it (see BundledOrMinor).
 	StandsInFor string `json:"stands_in_for,omitempty"`
-	// Commit is the kubespray commit of a bundled catalogue.
-	Commit string `json:"commit,omitempty"`
+	// Commit is the kubespray commit of a bundled catalogue, CommitDate
+	// its date (ISO 8601) and Galaxy the version its galaxy.yml gives
+	// ("2.32.0" for master when v2.32 was cut from it): what a branch
+	// snapshot claims to become (see Claiming).
+	Commit     string `json:"commit,omitempty"`
+	CommitDate string `json:"commit_date,omitempty"`
+	Galaxy     string `json:"galaxy_version,omitempty"`
+	// Note, for a branch snapshot standing in for a release (StandsInFor),
+	// says that the release itself was not read, and which snapshot was:
+	// its date and commit (see SnapshotNote).
+	Note string `json:"note,omitempty"`
 	// Root is the checkout directory of a run-time catalogue, "" when bundled.
 	Root string          `json:"root,omitempty"`
 	Vars map[string]*Var `json:"vars"`
@@ -267,6 +276,7 @@ func Bundled(version string) (*Catalogue, error) {
 	}
 	c := build(fmt.Sprintf("bundled kubespray %s %.7s", f.Kubespray, f.Commit), f.Vars, fc)
 	c.Version, c.Commit, c.Skipped, c.Release = f.Kubespray, f.Commit, f.Skipped, f.Release
+	c.CommitDate, c.Galaxy = f.CommitDate, f.Galaxy
 	return c, nil
 }
 

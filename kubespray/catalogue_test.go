@@ -200,7 +200,7 @@ func TestSelectSaysWhy(t *testing.T) {
 			t.Errorf("Select(%q): version %q why %q, want %q %q", tc.version, c.Version, c.Why, tc.wantVersion, tc.wantWhy)
 		}
 	}
-	for _, v := range []string{"v9.9", "v2.99.0", "v2.29.0.1"} {
+	for _, v := range []string{"v9.9", "v2.99.0", "v2.29.0.1", "v2.33.0", "v2.33"} {
 		if _, err := Select(v, "--kubespray-version", nil); err == nil || !strings.Contains(err.Error(), v) {
 			t.Errorf("an unknown version %s: %v", v, err)
 		}
@@ -498,5 +498,56 @@ func TestResolve(t *testing.T) {
 	c, err := Bundled("v2.29")
 	if err != nil || c.Version != "v2.29.1" {
 		t.Fatalf("Bundled(v2.29) = %v, %v", c, err)
+	}
+}
+
+// A release no bundled catalogue is of gets the branch snapshot whose
+// galaxy.yml (as the generator recorded it) claims its minor: master's
+// says 2.32.0. The note says that the release itself was not read, with
+// the snapshot's date and commit.
+func TestSelectSnapshotClaimingRelease(t *testing.T) {
+	master, err := Bundled(DefaultVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if master.Galaxy != "2.32.0" || master.CommitDate != "2026-08-21T10:07:16+00:00" || len(master.Commit) != 40 {
+		t.Fatalf("master's provenance: galaxy %q date %q commit %q", master.Galaxy, master.CommitDate, master.Commit)
+	}
+	for _, v := range Versions() {
+		c, err := Bundled(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if IsRelease(v) && "v"+c.Galaxy != v {
+			t.Errorf("%s: galaxy.yml says %q", v, c.Galaxy)
+		}
+	}
+	for _, tc := range []struct{ version, asked string }{
+		{"v2.32.0", "v2.32.0"}, {"2.32.0", "v2.32.0"}, {"v2.32", "v2.32.x"}, {"v2.32.x", "v2.32.x"}, {"v2.32.3", "v2.32.3"},
+	} {
+		if got := Claiming(tc.version); got != DefaultVersion {
+			t.Errorf("Claiming(%q) = %q", tc.version, got)
+		}
+		c, err := Select(tc.version, "--kubespray-version", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.version, err)
+		}
+		if c.Version != DefaultVersion || c.StandsInFor != tc.version || c.Default {
+			t.Errorf("%s: version %q stands in for %q default %v", tc.version, c.Version, c.StandsInFor, c.Default)
+		}
+		wantWhy := "chosen with --kubespray-version " + tc.version + ", which is not bundled: the newest bundled catalogue whose galaxy.yml claims v2.32"
+		wantNote := "kubespray " + tc.asked + " itself was not read: this is kubespray's master of 2026-08-21 (commit " + master.Commit + "), whose galaxy.yml says 2.32.0"
+		if c.Why != wantWhy || c.Note != wantNote {
+			t.Errorf("%s:\n why  %q\n want %q\n note %q\n want %q", tc.version, c.Why, wantWhy, c.Note, wantNote)
+		}
+	}
+	for _, v := range []string{"v2.31.0", "v2.33.0", "master", "v2", "v2.32.0.1", "v2.x"} {
+		if got := Claiming(v); got != "" {
+			t.Errorf("Claiming(%q) = %q, want none", v, got)
+		}
+	}
+	// A bundled release of the minor wins over a snapshot's claim.
+	if c, err := Select("v2.31.0", "--kubespray-version", nil); err != nil || c.Version != "v2.31.0" || c.Note != "" {
+		t.Errorf("v2.31.0: %v %+v", err, c)
 	}
 }

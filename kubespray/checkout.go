@@ -133,8 +133,10 @@ func mergeCheckoutAsserts(f *Facts, a *scan.Asserts, dir string) {
 
 // ForInventory returns the catalogue for inventory sources (-i
 // arguments): the kubespray checkout the first source inside one lives in
-// (see FindCheckout and Checkout), else the bundled DefaultVersion. Why
-// says which of the two and, for a checkout, which source lies in it.
+// (see FindCheckout and Checkout), else the checkout kept beside the
+// first source's repository (a git submodule or directory named kubespray
+// in it, or a sibling directory kubespray: FindBeside), else the bundled
+// DefaultVersion. Why says which and, for a checkout, why it was taken.
 func ForInventory(sources []string) (*Catalogue, error) {
 	c, err := forInventory(sources, false)
 	if err != nil || !c.Deferred {
@@ -160,7 +162,25 @@ func forInventory(sources []string, deferred bool) (*Catalogue, error) {
 			return c, nil
 		}
 	}
+	note := ""
+	for _, s := range sources {
+		dir, why, n := FindBeside(s)
+		if dir != "" {
+			c, err := Checkout(dir)
+			if err != nil {
+				return nil, err
+			}
+			c.Why = why
+			return c, nil
+		}
+		if note == "" {
+			note = n
+		}
+	}
 	why := "the default, as the inventory lives in no kubespray checkout"
+	if note != "" {
+		why += " and " + note
+	}
 	if deferred {
 		// the lint infers the release from the release index: decode it
 		// while the inventory is read
@@ -218,6 +238,8 @@ func selectCatalogue(version, option string, sources []string, deferred bool) (*
 	}
 	c.Why = "chosen with " + option + " " + version
 	switch r := Resolve(version); {
+	case c.StandsInFor != "" && !IsRelease(c.Version):
+		c.Why += ", which is not bundled: the newest bundled catalogue whose galaxy.yml claims " + askedMinor(version)
 	case c.StandsInFor != "":
 		c.Why += fmt.Sprintf(", which is not bundled: %s, the bundled %s.x, stands in (patch releases keep the variables; pinned component versions may differ)",
 			c.Version, c.Version[:strings.LastIndexByte(c.Version, '.')])
@@ -229,7 +251,10 @@ func selectCatalogue(version, option string, sources []string, deferred bool) (*
 
 // BundledOrMinor is Bundled, except that a patch release that is not
 // bundled (v2.29.0) gets the newest bundled release of its minor
-// (v2.29.1), with StandsInFor set to the version asked for.
+// (v2.29.1), with StandsInFor set to the version asked for; and a release
+// of a minor no bundled release has (v2.32.0, v2.32) gets the bundled
+// branch snapshot whose galaxy.yml claims that minor (Claiming), with
+// StandsInFor and a Note saying that the release itself was not read.
 func BundledOrMinor(version string) (*Catalogue, error) {
 	c, err := Bundled(version)
 	if err == nil {
@@ -241,6 +266,14 @@ func BundledOrMinor(version string) (*Catalogue, error) {
 			sub.StandsInFor = version
 			return sub, nil
 		}
+	}
+	if snap := Claiming(version); snap != "" {
+		c, err2 := Bundled(snap)
+		if err2 != nil {
+			return nil, err2
+		}
+		c.StandsInFor, c.Note = version, SnapshotNote(c, version)
+		return c, nil
 	}
 	return nil, err
 }

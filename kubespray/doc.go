@@ -11,7 +11,13 @@
 // roles/kubernetes/node/defaults/main.yml) and
 // inventory/sample/group_vars/** of kubespray v2.24.3, v2.25.1, v2.26.1,
 // v2.27.1, v2.28.1, v2.29.1, v2.30.0, v2.31.0 (commit 1c9add48) and master
-// (commit 46dbdd39); see Versions. Each also holds the release's facts read
+// (commit 46dbdd39 of 2026-08-21); see Versions. Each records its commit,
+// the commit's date (kubespray/commit_dates.txt: no file of a tree holds
+// it) and the version its galaxy.yml gives (read from the whole tree in
+// ../shared/kubespray-full): master's says 2.32.0, so a release of a
+// minor no bundled release has (v2.32.0, v2.32) gets the branch snapshot
+// whose galaxy.yml claims it (Claiming), with a note that the release
+// itself was not read. Each also holds the release's facts read
 // from its tasks and playbooks (Release): playbooks/ansible_version.yml's
 // ansible-core range, the versions of kube_version, etcd_version,
 // containerd_version and calico_version it has checksums for (the amd64 keys

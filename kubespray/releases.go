@@ -5,10 +5,13 @@ import (
 	"compress/gzip"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The release index is derived from the bundled catalogues (after them:
@@ -32,6 +35,13 @@ type ReleaseIndex struct {
 	// Vars maps a variable to the indexes (in Releases) of the releases
 	// whose defaults define it.
 	Vars map[string][]int `json:"vars"`
+	// Galaxy, Commits and CommitDates are, per release, the version its
+	// galaxy.yml gives, its kubespray commit and that commit's date (ISO
+	// 8601), as the generator recorded them: what tells which release a
+	// branch snapshot claims to become (Claiming).
+	Galaxy      map[string]string `json:"galaxy_versions,omitempty"`
+	Commits     map[string]string `json:"commits,omitempty"`
+	CommitDates map[string]string `json:"commit_dates,omitempty"`
 }
 
 var (
@@ -61,7 +71,8 @@ func Index() (*ReleaseIndex, error) {
 
 // BuildIndex makes the release index of catalogues (by version).
 func BuildIndex(cats map[string]*Catalogue) *ReleaseIndex {
-	x := &ReleaseIndex{KubeVersions: map[string][]string{}, Vars: map[string][]int{}}
+	x := &ReleaseIndex{KubeVersions: map[string][]string{}, Vars: map[string][]int{},
+		Galaxy: map[string]string{}, Commits: map[string]string{}, CommitDates: map[string]string{}}
 	for v := range cats {
 		x.Releases = append(x.Releases, v)
 	}
@@ -76,8 +87,82 @@ func BuildIndex(cats map[string]*Catalogue) *ReleaseIndex {
 		for name := range c.Vars {
 			x.Vars[name] = append(x.Vars[name], i)
 		}
+		if c.Galaxy != "" {
+			x.Galaxy[v] = c.Galaxy
+		}
+		if c.Commit != "" {
+			x.Commits[v] = c.Commit
+		}
+		if c.CommitDate != "" {
+			x.CommitDates[v] = c.CommitDate
+		}
 	}
 	return x
+}
+
+// IsRelease reports whether a bundled version is a release ("v2.31.0"),
+// not a branch snapshot ("master").
+func IsRelease(version string) bool { return strings.HasPrefix(version, "v") }
+
+// askedMinor is the minor a version asked for names: "v2.32" for
+// "v2.32.0", "2.32.3", "v2.32.x" or "v2.32"; "" for anything else.
+func askedMinor(version string) string {
+	v := "v" + strings.TrimPrefix(version, "v")
+	parts := strings.Split(strings.TrimPrefix(v, "v"), ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return ""
+	}
+	for i, p := range parts {
+		if _, err := strconv.Atoi(p); err != nil && (i < 2 || p != "x") {
+			return ""
+		}
+	}
+	return "v" + parts[0] + "." + parts[1]
+}
+
+// Claiming returns the bundled branch snapshot that stands in for a
+// release of which no bundled release exists: of the snapshots whose
+// galaxy.yml version (recorded by the generator) is of the minor version
+// names ("v2.32.0", "v2.32", "v2.32.x"), the newest by commit date. ""
+// when none claims it.
+func Claiming(version string) string {
+	m := askedMinor(version)
+	x, err := Index()
+	if m == "" || err != nil {
+		return ""
+	}
+	best, bestAt := "", time.Time{}
+	for _, r := range x.Releases {
+		g := x.Galaxy[r]
+		if IsRelease(r) || g == "" || Minor("v"+g) != m {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, x.CommitDates[r])
+		if err != nil {
+			continue
+		}
+		if best == "" || at.After(bestAt) {
+			best, bestAt = r, at
+		}
+	}
+	return best
+}
+
+// SnapshotNote says that kubespray asked itself was not read and which
+// snapshot stands in for it: "kubespray v2.32.0 itself was not read: this
+// is kubespray's master of 2026-08-21 (commit 46dbdd39...), whose
+// galaxy.yml says 2.32.0".
+func SnapshotNote(c *Catalogue, asked string) string {
+	v := "v" + strings.TrimPrefix(asked, "v")
+	if strings.Count(v, ".") == 1 {
+		v += ".x"
+	}
+	date := c.CommitDate
+	if t, err := time.Parse(time.RFC3339, date); err == nil {
+		date = t.UTC().Format("2006-01-02")
+	}
+	return fmt.Sprintf("kubespray %s itself was not read: this is kubespray's %s of %s (commit %s), whose galaxy.yml says %s",
+		v, c.Version, date, c.Commit, c.Galaxy)
 }
 
 // ReleaseLess orders bundled versions: releases by number, master last.

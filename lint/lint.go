@@ -131,6 +131,10 @@ type Report struct {
 	// checkout the inventory lives in, --kubespray-version, or the
 	// bundled default.
 	CatalogueWhy string `json:"catalogue_why,omitempty"`
+	// CatalogueNote, when a branch snapshot stands in for a release
+	// (kubespray.Catalogue.Note), says that the release itself was not read
+	// and which snapshot was: its date and commit.
+	CatalogueNote string `json:"catalogue_note,omitempty"`
 	// AnsibleCore is the ansible-core series string booleans were judged
 	// under ("2.18"), AnsibleCoreWhy why that one (JudgedAnsibleCore).
 	AnsibleCore    string `json:"ansible_core,omitempty"`
@@ -215,7 +219,7 @@ func Run(in Input) *Report {
 		}
 	}
 	if in.Catalogue != nil {
-		r.Catalogue, r.CatalogueWhy = in.Catalogue.Name, in.Catalogue.Why
+		r.Catalogue, r.CatalogueWhy, r.CatalogueNote = in.Catalogue.Name, in.Catalogue.Why, in.Catalogue.Note
 		if note != "" {
 			r.CatalogueWhy += "; " + note
 		}
@@ -285,7 +289,7 @@ func mergeHosts(fs []Finding, hosts []string) []Finding {
 // ForHost returns the findings affecting host: those naming it in Hosts,
 // plus the global ones (no Hosts).
 func (r *Report) ForHost(host string) *Report {
-	out := &Report{Catalogue: r.Catalogue, CatalogueWhy: r.CatalogueWhy, AnsibleCore: r.AnsibleCore, AnsibleCoreWhy: r.AnsibleCoreWhy, LocationsRelativeTo: r.LocationsRelativeTo, Findings: []Finding{}}
+	out := &Report{Catalogue: r.Catalogue, CatalogueWhy: r.CatalogueWhy, CatalogueNote: r.CatalogueNote, AnsibleCore: r.AnsibleCore, AnsibleCoreWhy: r.AnsibleCoreWhy, LocationsRelativeTo: r.LocationsRelativeTo, Findings: []Finding{}}
 	for _, f := range r.Findings {
 		if len(f.Hosts) == 0 {
 			out.Findings = append(out.Findings, f)

@@ -227,6 +227,13 @@ func (c *checkCtx) inferRelease() (cat *kubespray.Catalogue, note string) {
 			len(telling), sampleNames(telling, 3), chosen, bestScore)
 	}
 	why += chosen + " is the newest bundled release that fits"
+	if !kubespray.IsRelease(chosen) && len(said) > 0 && cat.Galaxy != "" && kubespray.Claiming(cat.Galaxy) == chosen {
+		// a kube_version only a branch snapshot has is one of the release
+		// cut from it, which its galaxy.yml names (master's 1.36 is v2.32's)
+		asked := kubespray.Minor("v"+cat.Galaxy) + ".x"
+		why += fmt.Sprintf("; its galaxy.yml says %s: it stands in for kubespray %s", cat.Galaxy, asked)
+		cat.StandsInFor, cat.Note = asked, kubespray.SnapshotNote(cat, asked)
+	}
 	cat.Why = why
 	return cat, ""
 }

@@ -63,6 +63,24 @@ func TestInferRelease(t *testing.T) {
 	assert.Equal(t, "the default, as the inventory lives in no kubespray checkout; kube_version v1.18.9 (group_vars/k8s_cluster/k8s-cluster.yml:1:15) fits no bundled kubespray release (they support Kubernetes 1.26 to 1.36): the release it was written for is not bundled", r.CatalogueWhy)
 	assert.Contains(t, one(t, r, "version", "kube_version").Fix, "(no bundled kubespray release has kube_version v1.18.9)")
 
+	// A Kubernetes minor only master has checksums for (1.36) is the
+	// release master's galaxy.yml names (v2.32), judged under the
+	// ansible-core its playbooks/ansible_version.yml accepts, and the
+	// report says that v2.32 itself was not read.
+	r = lintDefault(t, inv("kube_version: 1.36.2\n"))
+	assert.Contains(t, r.Catalogue, "bundled kubespray master ")
+	assert.Equal(t, "inferred from what the inventory pins, as it lives in no kubespray checkout and no release was given: kube_version 1.36.2 (group_vars/k8s_cluster/k8s-cluster.yml:1:15) fits kubespray master; master is the newest bundled release that fits; its galaxy.yml says 2.32.0: it stands in for kubespray v2.32.x", r.CatalogueWhy)
+	assert.Contains(t, r.CatalogueNote, "kubespray v2.32.x itself was not read: this is kubespray's master of 2026-08-21 (commit 46dbdd39")
+	assert.Equal(t, "2.18", r.AnsibleCore)
+	assert.Contains(t, r.AnsibleCoreWhy, "kubespray master (standing in for v2.32.x) pins (playbooks/ansible_version.yml:8 accepts 2.18.0 ≤ x < 2.19.0)")
+	none(t, r, "version", "kube_version")
+	r = lintDefault(t, inv("kube_version: 1.36.99\n"))
+	assert.Contains(t, r.CatalogueWhy, "its minor 1.36 fits kubespray master; master is the newest bundled release that fits; its galaxy.yml says 2.32.0: it stands in for kubespray v2.32.x")
+	// 1.34 is v2.30's and v2.31's too: a release, no snapshot, stands in.
+	r = lintDefault(t, inv("kube_version: 1.34.1\n"))
+	assert.Contains(t, r.Catalogue, "bundled kubespray v2.31.0 ")
+	assert.Empty(t, r.CatalogueNote)
+
 	// Two hosts pinning two versions: the releases that have both.
 	r = lintDefault(t, map[string]string{"hosts.ini": testutil.ThreeNodeINI,
 		"group_vars/k8s_cluster/k8s-cluster.yml": "kube_version: v1.29.9\n", "host_vars/node3.yml": "kube_version: v1.30.6\n"})

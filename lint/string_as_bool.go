@@ -219,6 +219,9 @@ func JudgedAnsibleCore(series string, cat *kubespray.Catalogue) (string, string)
 	if cat != nil && !cat.Default && cat.Facts != nil {
 		if s, ok := pinnedSeries(cat.Facts.AnsibleMax); ok {
 			rel := "kubespray " + cat.Version
+			if cat.StandsInFor != "" && !kubespray.IsRelease(cat.Version) {
+				rel += " (standing in for " + cat.StandsInFor + ")"
+			}
 			if cat.Version == "" {
 				rel = "the kubespray checkout"
 			}

@@ -30,6 +30,13 @@ or --cluster-from first-control-plane it also compares the inventory and
 the target release with the running cluster (before upgrade-cluster.yml,
 scale.yml or a re-run of cluster.yml): versions, networks, membership.
 
+The catalogue: the checkout --kubespray-dir names or the bundled one
+--kubespray-version names; else the kubespray checkout the inventory lives
+in; else a kubespray checkout kept as a git submodule or directory named
+kubespray in the inventory's git repository, or beside that repository;
+else the bundled release the inventory's kube_version fits, else the bundled default.
+The header says which and why.
+
 Findings are grouped by file, then line; each rule's explanation is given
 once (each finding's why with -v). Locations are relative to the current
 directory when the inventory is under it, else to the inventory's
@@ -60,6 +67,8 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	var listRules, quiet, verbose bool
 	fs.str(&format, "", "format", "text|json|sarif|junit", "text", "output format (default text); json is the lint report, sarif SARIF 2.1.0 for code scanning, junit JUnit XML")
 	fs.str(&version, "", "kubespray-version", "VERSION", "", "use this bundled kubespray catalogue instead of the kubespray checkout the inventory lives in")
+	var kubesprayDir string
+	fs.str(&kubesprayDir, "", "kubespray-dir", "PATH", "", "read the kubespray checkout at PATH (a submodule, a sibling directory, a fork) at run time; default: the checkout the inventory lives in, else a submodule or directory named kubespray in the inventory's git repository or beside it")
 	fs.str(&color, "", "color", "auto|always|never", "auto", "colour the text output (default auto: on a terminal, unless NO_COLOR is set)")
 	fs.boolean(&quiet, "q", "quiet", "print the counts only (per rule)")
 	fs.boolean(&verbose, "v", "verbose", "add each finding's why")
@@ -117,8 +126,15 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		return fs.usageError(err.Error())
 	}
 
+	if version != "" && kubesprayDir != "" {
+		return fs.usageError("give --kubespray-version or --kubespray-dir, not both")
+	}
 	var cat *kubespray.Catalogue
-	cat, err = kubespray.SelectDeferred(version, "--kubespray-version", inv)
+	if kubesprayDir != "" {
+		cat, err = kubespray.SelectDir(kubesprayDir, "--kubespray-dir")
+	} else {
+		cat, err = kubespray.SelectDeferred(version, "--kubespray-version", inv)
+	}
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "lint: kubespray catalogue: " + err.Error()}
 	}
@@ -148,7 +164,9 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		if in.UpgradeFrom, err = kubespray.BundledOrMinor(upgradeFrom); err != nil {
 			return &ExitError{Code: 2, Msg: "lint: --upgrade-from: " + err.Error()}
 		}
-		if f := in.UpgradeFrom; f.StandsInFor != "" {
+		if f := in.UpgradeFrom; f.StandsInFor != "" && f.Note != "" {
+			fmt.Fprintf(s.ErrOut, "layercheck: warning: --upgrade-from %s is not bundled: %s\n", f.StandsInFor, f.Note)
+		} else if f.StandsInFor != "" {
 			fmt.Fprintf(s.ErrOut, "layercheck: warning: --upgrade-from %s is not bundled: %s, the bundled release of its minor, stands in\n", f.StandsInFor, f.Version)
 		}
 	}

@@ -100,3 +100,22 @@ func emptyAnsibleCfg() string {
 	})
 	return emptyCfgPath
 }
+
+// PreCommit returns the path of the pre-commit tool in .venvs/pre-commit,
+// installing it first with scripts/venv-precommit.sh (`make
+// venv-precommit`, part of `make venv`) when it is not there. A failed
+// install fails the test, naming the make target: no test skips over a
+// missing tool.
+func PreCommit(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(RepoRoot(), ".venvs", "pre-commit", "bin", "pre-commit")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	cmd := exec.Command(filepath.Join(RepoRoot(), "scripts", "venv-precommit.sh"))
+	cmd.Dir = RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pre-commit is not installed and scripts/venv-precommit.sh failed: run `make venv-precommit`: %v\n%s", err, out)
+	}
+	return p
+}

@@ -27,6 +27,8 @@ type Host struct {
 	Catalogue string `json:"catalogue"`
 	// CatalogueWhy: see lint.Report.
 	CatalogueWhy string `json:"catalogue_why,omitempty"`
+	// CatalogueNote: see lint.Report.
+	CatalogueNote string `json:"catalogue_note,omitempty"`
 	// LocationsRelativeTo: see lint.Report.
 	LocationsRelativeTo string        `json:"locations_relative_to,omitempty"`
 	Errors              int           `json:"errors"`
@@ -37,7 +39,7 @@ type Host struct {
 // ForHost is rep.ForHost(host) with each finding's host list abridged.
 func ForHost(rep *lint.Report, host string, listed int) *Host {
 	r := rep.ForHost(host)
-	out := &Host{Catalogue: r.Catalogue, CatalogueWhy: r.CatalogueWhy, LocationsRelativeTo: r.LocationsRelativeTo, Errors: r.Errors, Warnings: r.Warnings, Findings: make([]HostFinding, 0, len(r.Findings))}
+	out := &Host{Catalogue: r.Catalogue, CatalogueWhy: r.CatalogueWhy, CatalogueNote: r.CatalogueNote, LocationsRelativeTo: r.LocationsRelativeTo, Errors: r.Errors, Warnings: r.Warnings, Findings: make([]HostFinding, 0, len(r.Findings))}
 	for _, f := range r.Findings {
 		hf := HostFinding{Finding: f, Text: Line(f, listed)}
 		if len(f.Hosts) > listed {

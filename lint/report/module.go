@@ -43,6 +43,9 @@ type Options struct {
 	// KubesprayVersion selects a bundled catalogue instead of the one
 	// found for the inventory (kubespray.ForInventory).
 	KubesprayVersion string `json:"kubespray_version"`
+	// KubesprayDir reads the kubespray checkout there (on the controller)
+	// instead (kubespray.SelectDir); not with KubesprayVersion.
+	KubesprayDir string `json:"kubespray_dir"`
 	// UpgradeFrom names the bundled kubespray release the cluster runs
 	// today: the report then also says what the upgrade changes.
 	UpgradeFrom string `json:"upgrade_from"`
@@ -105,7 +108,14 @@ func Run(ctx context.Context, o *Options, verbosity int) (*module.Result, error)
 		return nil, err
 	}
 	var cat *kubespray.Catalogue
-	cat, err = kubespray.SelectDeferred(o.KubesprayVersion, "kubespray_version", o.Inventory)
+	switch {
+	case o.KubesprayDir != "" && o.KubesprayVersion != "":
+		return nil, errors.New("give kubespray_version or kubespray_dir, not both")
+	case o.KubesprayDir != "":
+		cat, err = kubespray.SelectDir(o.KubesprayDir, "kubespray_dir")
+	default:
+		cat, err = kubespray.SelectDeferred(o.KubesprayVersion, "kubespray_version", o.Inventory)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kubespray catalogue: %w", err)
 	}

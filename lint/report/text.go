@@ -72,12 +72,16 @@ func WriteText(w io.Writer, r *lint.Report, o TextOptions) {
 		default:
 			rel = "the inventory directory"
 		}
+		used := r.CatalogueUsed()
+		if r.CatalogueNote != "" {
+			used += "; " + r.CatalogueNote
+		}
 		core := ""
 		if r.AnsibleCore != "" {
 			core = "; string booleans judged under ansible-core " + r.AnsibleCore + ", " + r.AnsibleCoreWhy
 		}
 		fmt.Fprintf(w, "layercheck lint %s (catalogue: %s%s; locations relative to %s)\n",
-			strings.Join(o.Sources, " "), r.CatalogueUsed(), core, rel)
+			strings.Join(o.Sources, " "), used, core, rel)
 		writeFindings(w, r, o)
 	}
 	writeSummary(w, r, o)

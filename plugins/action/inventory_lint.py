@@ -8,6 +8,7 @@ localhost) and adds what only the controller knows:
 * ``inventory``: defaults to the play's ``ansible_inventory_sources``;
   relative paths are made absolute against the directory ansible-playbook
   was started in.
+* ``kubespray_dir``: made absolute against the same directory.
 * ``ignore_extensions`` / ``ignore_patterns``: Ansible's effective
   ``INVENTORY_IGNORE_EXTS`` / ``INVENTORY_IGNORE_PATTERNS`` (environment or
   ansible.cfg), so a directory source skips what Ansible skipped; the module
@@ -82,7 +83,7 @@ MAGIC = frozenset((
 TEMPLATE_MARKERS = ("{{", "{%", "{#")
 OPTIONS = frozenset((
     "inventory", "host", "hosts", "extra_vars", "extra_vars_args", "resolved",
-    "kubespray_version", "hosts_listed", "ignore_extensions", "ignore_patterns",
+    "kubespray_version", "kubespray_dir", "hosts_listed", "ignore_extensions", "ignore_patterns",
     "upgrade_from", "ansible_core", "cluster_state",
 ))
 
@@ -171,6 +172,8 @@ class ActionModule(BinaryModuleAction):
             # A host list ("node1,node2,") is no path; the module says so.
             args["inventory"] = [s if "," in s else os.path.join(cwd, os.path.expanduser(s))
                                  for s in (str(s) for s in sources)]
+        if args.get("kubespray_dir"):
+            args["kubespray_dir"] = os.path.join(cwd, os.path.expanduser(str(args["kubespray_dir"])))
         if "ansible_core" not in args:
             from ansible.release import __version__ as ansible_core_version
             args["ansible_core"] = ansible_core_version

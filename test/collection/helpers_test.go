@@ -103,10 +103,11 @@ func runCmd(t *testing.T, dir string, envv []string, path string, args ...string
 
 // hostFacts is ansible_facts.layercheck_lint as the tests read it.
 type hostFacts struct {
-	Catalogue string `json:"catalogue"`
-	Errors    int    `json:"errors"`
-	Warnings  int    `json:"warnings"`
-	Findings  []struct {
+	Catalogue    string `json:"catalogue"`
+	CatalogueWhy string `json:"catalogue_why"`
+	Errors       int    `json:"errors"`
+	Warnings     int    `json:"warnings"`
+	Findings     []struct {
 		Rule       string   `json:"rule"`
 		Severity   string   `json:"severity"`
 		Variable   string   `json:"variable"`

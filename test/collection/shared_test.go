@@ -83,3 +83,38 @@ func TestPinnedAnsibleWithKubesprayVersionCheck(t *testing.T) {
 		recap(t, r.out, h, "unreachable=0    failed=0")
 	}
 }
+
+// The role's layercheck_lint_kubespray_dir: a kubespray checkout kept
+// elsewhere (here v2.31.0's whole tree), given relative to the directory
+// ansible-playbook is started in, is read at run time; a directory that
+// is no kubespray checkout fails the play, saying so.
+func TestRoleKubesprayDir(t *testing.T) {
+	requireBinaries(t)
+	work := t.TempDir()
+	testutil.CopyTree(t, testutil.Shared(t, "kubespray-full", "v2.31.0"), filepath.Join(work, "kubespray-fork"))
+	ini := "[kube_control_plane]\nnode1" + unreachable + "\n[etcd]\nnode1\n[kube_node]\nnode1\n"
+	testutil.WriteTree(t, work, map[string]string{"inv/hosts.ini": ini, "inv/group_vars/all.yml": "helm_enabled: \"true\"\n"})
+	facts := t.TempDir()
+	testutil.WriteTree(t, facts, map[string]string{"facts.yml": factsPlaybook(facts)})
+	extra := `{"layercheck_lint_kubespray_dir": "kubespray-fork", "layercheck_lint_fail_on_errors": false}`
+	r := run(t, work, env(t), "ansible-playbook", "-i", "inv/hosts.ini", "-e", extra, lintPlaybook(), filepath.Join(facts, "facts.yml"))
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+	f := readFacts(t, facts, "node1")["node1"]
+	fork := filepath.Join(work, "kubespray-fork")
+	if f.Catalogue != "kubespray checkout at "+fork || f.CatalogueWhy != "chosen with kubespray_dir "+fork || f.Errors != 1 {
+		t.Errorf("catalogue %q why %q errors %d", f.Catalogue, f.CatalogueWhy, f.Errors)
+	}
+
+	extra = `{"layercheck_lint_kubespray_dir": "inv"}`
+	r = run(t, work, env(t), "ansible-playbook", "-i", "inv/hosts.ini", "-e", extra, lintPlaybook())
+	if want := "kubespray_dir " + filepath.Join(work, "inv") + ": not a kubespray checkout"; r.code == 0 || !strings.Contains(r.out, want) {
+		t.Errorf("exit %d, want a failure saying %q:\n%s", r.code, want, r.out)
+	}
+	extra = `{"layercheck_lint_kubespray_dir": "kubespray-fork", "layercheck_lint_kubespray_version": "v2.31"}`
+	r = run(t, work, env(t), "ansible-playbook", "-i", "inv/hosts.ini", "-e", extra, lintPlaybook())
+	if r.code == 0 || !strings.Contains(r.out, "not both") {
+		t.Errorf("exit %d, want the preflight to refuse both:\n%s", r.code, r.out)
+	}
+}

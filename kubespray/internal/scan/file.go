@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // File is the on-disk form of a bundled catalogue
@@ -19,6 +22,11 @@ type File struct {
 	// kubespray commit the data was taken from.
 	Kubespray string `json:"kubespray"`
 	Commit    string `json:"commit"`
+	// CommitDate is the commit's date (ISO 8601, as git log %cI gives it);
+	// Galaxy is the version the tree's galaxy.yml gives ("2.32.0"): what a
+	// branch snapshot such as master claims to become (see Provenance).
+	CommitDate string `json:"commit_date,omitempty"`
+	Galaxy     string `json:"galaxy_version,omitempty"`
 	// Files are the vars files read (relative); Skipped those not read, with why.
 	Files   []string `json:"files"`
 	Skipped []string `json:"skipped,omitempty"`
@@ -102,12 +110,71 @@ func DecodeDefinedIn(gz []byte) (map[string]string, error) {
 	return out, nil
 }
 
+// Provenance is what Generate records of each version besides its files:
+// FullDir, when not "", holds each version's whole tree
+// (FullDir/<version>, with SOURCE.txt naming the same commit), whose
+// galaxy.yml gives File.Galaxy; Dates maps a commit to its date
+// (File.CommitDate), which no file of the tree holds. A version whose
+// commit has no date, or whose whole tree has no galaxy.yml version, is
+// an error when FullDir is set: the catalogue must say what it was read
+// from.
+type Provenance struct {
+	FullDir string
+	Dates   map[string]string
+}
+
+// ReadCommitDates reads a file of "<version> <commit> <date>" lines (#
+// starts a comment) into a map from commit to date.
+func ReadCommitDates(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		if j := strings.IndexByte(line, '#'); j >= 0 {
+			line = line[:j]
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 || len(f[1]) != 40 {
+			return nil, fmt.Errorf("%s:%d: expected \"<version> <commit> <date>\"", path, i+1)
+		}
+		if _, err := time.Parse(time.RFC3339, f[2]); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
+		}
+		out[f[1]] = f[2]
+	}
+	return out, nil
+}
+
+// galaxyVersion is the version of a kubespray tree's galaxy.yml.
+func galaxyVersion(dir string) (string, error) {
+	p := filepath.Join(dir, "galaxy.yml")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	var g struct {
+		Version string `yaml:"version"`
+	}
+	if err := yaml.Unmarshal(b, &g); err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	if g.Version == "" {
+		return "", fmt.Errorf("%s: no version", p)
+	}
+	return g.Version, nil
+}
+
 // Generate reads every kubespray data directory under dataDir (one per
 // version, each with SOURCE.txt) and writes FileName(version) into outDir;
 // srcDir, when not "", holds each version's tasks and playbooks
-// (srcDir/<version>, read by ReadRelease). It returns the versions
-// written, sorted.
-func Generate(dataDir, srcDir, outDir string) ([]*File, error) {
+// (srcDir/<version>, read by ReadRelease); prov adds where each version
+// came from (Provenance). It returns the versions written, sorted.
+func Generate(dataDir, srcDir, outDir string, prov Provenance) ([]*File, error) {
 	ents, err := os.ReadDir(dataDir)
 	if err != nil {
 		return nil, err
@@ -138,6 +205,18 @@ func Generate(dataDir, srcDir, outDir string) ([]*File, error) {
 			src = filepath.Join(srcDir, version)
 			if sv, sc, err := Source(src); err != nil || sv != version || sc != commit {
 				return nil, fmt.Errorf("%s: not the tasks of kubespray %s %s (%v)", src, version, commit, err)
+			}
+		}
+		if prov.FullDir != "" {
+			full := filepath.Join(prov.FullDir, version)
+			if fv, fc, err := Source(full); err != nil || fv != version || fc != commit {
+				return nil, fmt.Errorf("%s: not the tree of kubespray %s %s (%v)", full, version, commit, err)
+			}
+			if f.Galaxy, err = galaxyVersion(full); err != nil {
+				return nil, fmt.Errorf("kubespray %s: %w", version, err)
+			}
+			if f.CommitDate = prov.Dates[commit]; f.CommitDate == "" {
+				return nil, fmt.Errorf("kubespray %s: no date for commit %s (add it to the commit dates)", version, commit)
 			}
 		}
 		if f.Release, err = ReadRelease(src, dir, t.Defs); err != nil {

@@ -16,7 +16,11 @@ import (
 func TestGenerateReproducesBundled(t *testing.T) {
 	data := testutil.Shared(t, "kubespray")
 	out := t.TempDir()
-	files, err := Generate(data, testutil.Shared(t, "kubespray-src"), out)
+	dates, err := ReadCommitDates(filepath.Join(testutil.RepoRoot(), "kubespray", "commit_dates.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(data, testutil.Shared(t, "kubespray-src"), out, Provenance{FullDir: testutil.Shared(t, "kubespray-full"), Dates: dates})
 	if err != nil {
 		t.Fatal(err)
 	}
