@@ -90,10 +90,14 @@ func (c *localCmd) Output() ([]byte, error) {
 // Layers report it as a warning about the host, not as a unit failure.
 var ErrNoSystemd = errors.New("systemd is not available on this host")
 
-// SystemdProperties are the unit properties Systemctl.Show asks for.
+// SystemdProperties are the unit properties Systemctl.Show asks for. A
+// property the unit's type does not have is left out of systemctl's
+// output: NextElapseUSecRealtime and LastTriggerUSec are a timer's (its
+// next and last run as a local time, empty when there is none).
 var SystemdProperties = []string{
 	"Id", "LoadState", "ActiveState", "SubState", "UnitFileState",
 	"MainPID", "NRestarts", "ExecMainStatus", "Result", "FragmentPath",
+	"NextElapseUSecRealtime", "LastTriggerUSec",
 }
 
 // Systemctl implements Systemd with `systemctl show <unit> --property=...`.

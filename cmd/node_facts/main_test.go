@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/module"
@@ -197,4 +199,55 @@ func toF(v any) float64 {
 		return x
 	}
 	return 0
+}
+
+// The verify role hands node_facts every option, and the monitor role
+// writes every kubespray value the options hold (group_names and
+// etcd_members it writes itself; the thresholds are layercheck's own), so
+// an option added to node.Options reaches the layers from an inventory by
+// each of them (`layercheck verify` reads node.Options' names itself).
+func TestRolesPassEveryOption(t *testing.T) {
+	var tasks []map[string]any
+	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "roles", "verify", "tasks", "main.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &tasks); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := tasks[0]["layercheck.kubespray.node_facts"].(map[string]any)
+	var passed []string
+	for k := range args {
+		passed = append(passed, k)
+	}
+	sort.Strings(passed)
+	fields := module.OptionNames(reflect.TypeOf(node.Request{}))
+	sort.Strings(fields)
+	if !reflect.DeepEqual(passed, fields) {
+		t.Errorf("roles/verify/tasks/main.yml passes %v\nnode_facts takes %v", passed, fields)
+	}
+
+	var vars struct {
+		Kubespray []string `yaml:"_layercheck_monitor_kubespray_vars"`
+	}
+	data, err = os.ReadFile(filepath.Join(testutil.RepoRoot(), "roles", "monitor", "vars", "main.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &vars); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, n := range module.OptionNames(reflect.TypeOf(node.Options{})) {
+		switch n {
+		case "group_names", "etcd_members", "cert_warn_days", "cert_fail_days":
+			continue
+		}
+		want = append(want, n)
+	}
+	sort.Strings(want)
+	sort.Strings(vars.Kubespray)
+	if !reflect.DeepEqual(vars.Kubespray, want) {
+		t.Errorf("roles/monitor/vars/main.yml writes %v\nnode.Options holds %v", vars.Kubespray, want)
+	}
 }

@@ -171,3 +171,36 @@ func TestNodeVarsFile(t *testing.T) {
 		assert.Contains(t, errOut, bad)
 	}
 }
+
+// auto_renew_certificates reaches the certificates layer from --vars (as
+// the monitor role's monitor.json gives it): on a control-plane host the
+// renewal script and timer are checked; without it, not.
+func TestNodeAutoRenewCertificatesVar(t *testing.T) {
+	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)})
+	require.NoError(t, err)
+	base := []string{"--root", tr.Root, "--host", "node1", "--now", "2026-12-01T00:00:00Z", "--group", "kube_control_plane",
+		"--etcd-member", "node1", "--layer", "certificates", "--format", "json"}
+	checks := func(vars string) map[string]string {
+		t.Helper()
+		args := base
+		if vars != "" {
+			args = append(append([]string{}, base...), "--vars", vars)
+		}
+		out, _, _ := runNodeCLI(t, args...)
+		var rep node.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+		got := map[string]string{}
+		for _, r := range rep.Layers["certificates"].Results {
+			if strings.Contains(r.Check, "renew") {
+				got[r.Check] = string(r.Status)
+			}
+		}
+		return got
+	}
+	// A fixture root: systemd is not read, and the tree has no script.
+	want := map[string]string{"renew_timer:k8s-certs-renew.timer": "warn", "present:/usr/local/bin/k8s-certs-renew.sh": "fail"}
+	assert.Equal(t, want, checks(`{"auto_renew_certificates": true}`))
+	assert.Equal(t, want, checks(`{"auto_renew_certificates": "true"}`), "a string read as | bool reads it")
+	assert.Empty(t, checks(`{"auto_renew_certificates": false}`))
+	assert.Empty(t, checks(""), "kubespray's default is false")
+}

@@ -97,3 +97,19 @@ func TestPlanBadValues(t *testing.T) {
 	require.ErrorContains(t, hosts[1].Err, "1 is not a boolean: `| bool` reads it as true")
 	require.NoError(t, hosts[2].Err)
 }
+
+// auto_renew_certificates reaches node.Options from the inventory as the
+// verify role's `| default(false) | bool` gives it: an INI group var
+// "true" is true, unset is kubespray's false.
+func TestPlanAutoRenewCertificates(t *testing.T) {
+	hosts, _, err := plan(t, "[kube_control_plane]\ncp1\n[kube_node]\nw1\n[kube_control_plane:vars]\nauto_renew_certificates=true\n", "")
+	require.NoError(t, err)
+	require.Len(t, hosts, 2)
+	require.NoError(t, hosts[0].Err)
+	assert.Equal(t, "cp1", hosts[0].Name)
+	assert.True(t, hosts[0].Request.AutoRenewCertificates)
+	assert.False(t, hosts[1].Request.AutoRenewCertificates)
+	hosts, _, err = plan(t, "[kube_control_plane]\ncp1 auto_renew_certificates=maybe\n", "")
+	require.NoError(t, err)
+	require.ErrorContains(t, hosts[0].Err, "auto_renew_certificates")
+}

@@ -222,6 +222,10 @@ func TestVerifyPlaybookBrokenVariants(t *testing.T) {
 		{name: "podSubnet drift", etcdUp: true, layer: "install",
 			inventory: inventory + "\n[all:vars]\nkube_pods_subnet=10.244.0.0/16\n",
 			want:      []string{`kube_pods_subnet is "10.244.0.0/16" in the inventory but "10.233.64.0/18" on node1`, "podSubnet", "fix: kube_pods_subnet cannot change on an installed cluster: set kube_pods_subnet: 10.233.64.0/18 back"}},
+		// The INI string "true" reaches node_facts through the role's | bool.
+		{name: "auto_renew_certificates without its script", etcdUp: true, layer: "certificates",
+			inventory: inventory + "\n[all:vars]\nauto_renew_certificates=true\n",
+			want:      []string{"/usr/local/bin/k8s-certs-renew.sh is missing on node1", "cluster.yml --tags control-plane"}},
 		{name: "etcd down", etcdUp: false, layer: "etcd",
 			want: []string{"etcd endpoint https://127.0.0.1:2379", "connection refused", "systemctl status etcd"}},
 	}

@@ -35,6 +35,11 @@ import (
 //   - kubelet: /var/lib/kubelet/pki and kubelet.conf's client certificate,
 //     which the kubelet rotates.
 //
+// With auto_renew_certificates: true, a kube_control_plane host must also
+// have kubespray's renewal timer, k8s-certs-renew.timer, enabled, active
+// and with a next run, and its script bin_dir/k8s-certs-renew.sh
+// (certificates_renew.go).
+//
 // Each certificate gets its dates, whether it is signed by a CA found beside
 // it and whether its key file holds the matching private key. No key
 // material ever leaves this file: keys are only parsed to compare public
@@ -123,6 +128,9 @@ type CertificatesFacts struct {
 	// TrustStoreCopies are the copies of make-ssl-etcd.sh's CA kubespray
 	// puts in the system trust store (TrustStoreEtcdCA) found on this node.
 	TrustStoreCopies []CertCopy `json:"trust_store_copies,omitempty"`
+	// AutoRenew is what auto_renew_certificates installs, on a
+	// kube_control_plane host when it is true (nil otherwise).
+	AutoRenew *AutoRenewFacts `json:"auto_renew_certificates,omitempty"`
 }
 
 // CertCopy is a copy of a certificate outside its family's directory:
@@ -263,6 +271,8 @@ func (certificatesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, 
 			Expected:    want.path,
 			Remediation: want.fix})
 	}
+	// auto_renew_certificates: the renewal timer and its script.
+	certsAutoRenew(ctx, env, f, func(r verify.Result) { results = append(results, r) })
 	if len(results) == 0 {
 		results = append(results, verify.Result{Check: "found", Status: verify.StatusSkipped,
 			Msg: fmt.Sprintf("no certificates found under %s, %s, %s or /var/lib/kubelet/pki on %s", o.KubeCertDir, o.EtcdCertDir, o.KubeConfigDir, hostName(env))})

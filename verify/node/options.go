@@ -64,6 +64,12 @@ type Options struct {
 	// ResolvconfMode is resolvconf_mode (host_resolvconf, docker_dns, none);
 	// empty means host_resolvconf.
 	ResolvconfMode string `json:"resolvconf_mode"`
+	// AutoRenewCertificates is auto_renew_certificates (false,
+	// roles/kubernetes/control-plane/defaults/main/main.yml): kubespray then
+	// installs and starts k8s-certs-renew.timer on kube_control_plane hosts,
+	// which runs bin_dir/k8s-certs-renew.sh on the calendar of
+	// auto_renew_certificates_systemd_calendar.
+	AutoRenewCertificates bool `json:"auto_renew_certificates"`
 	// Certificate thresholds in days: warn below CertWarnDays, fail below CertFailDays.
 	CertWarnDays int `json:"cert_warn_days"` // 30
 	CertFailDays int `json:"cert_fail_days"` // 7
