@@ -212,7 +212,7 @@ e2e-cluster: build
 # ~/.cache/layercheck/e2e the first time (long; etcd 3.5.26 from
 # ../shared/etcd-src). LAYERCHECK_E2E_KEEP=1 leaves the nodes running.
 E2E_DAY2_TIMEOUT ?= 300m
-e2e-day2: build
+e2e-day2: build prom-harness
 	$(GO) test -tags e2e -count=1 -timeout $(E2E_DAY2_TIMEOUT) -v -run 'TestKubesprayDay2' ./test/e2e
 
 vet:

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
 
 	"github.com/layercheck/layercheck/internal/fleet"
@@ -174,6 +176,7 @@ func TestKubesprayDay2(t *testing.T) {
 	d.trapOldEtcd()
 	d.preflightHealthy()
 	d.upgrade()
+	d.certificates()
 	d.scale()
 	d.remove()
 	d.runTraps()
@@ -285,7 +288,12 @@ func (d *day2) verifyAll(rec *releaseResult, name string, pr playResult) {
 			if l == "etcd" && host != "node1" {
 				want = verify.StatusSkipped
 			}
-			if lr := rep.Layers[l]; lr == nil || lr.Status != want {
+			lr := rep.Layers[l]
+			if lr != nil && lr.Status == verify.StatusWarn && want == verify.StatusOK && onlyKnownBug(lr) {
+				rec.Notes = append(rec.Notes, fmt.Sprintf("%s: %s warns only of kubespray #13072 (k8s-certs-renew.sh of v2.29.1 to v2.31.0 renews at every run), as it should with auto_renew_certificates on", name, host))
+				continue
+			}
+			if lr == nil || lr.Status != want {
 				t.Errorf("%s: %s layer %s is %s, want %s: %s", name, host, l, statusOf(lr), want, failing(lr))
 			}
 		}
@@ -301,6 +309,24 @@ func (d *day2) verifyAll(rec *releaseResult, name string, pr playResult) {
 	})
 	sameVerdicts(t, name, reps, cli)
 	sameClusterVerdicts(t, name, crep, cli.Cluster)
+}
+
+// onlyKnownBug: every result of the layer that is not ok is the
+// certificates layer's warning about the renewal script of kubespray
+// v2.29.1 to v2.31.0 (kubespray #13072), which both releases here install
+// with auto_renew_certificates on: a true finding, not a false alarm.
+func onlyKnownBug(lr *verify.LayerReport) bool {
+	seen := false
+	for _, r := range lr.Results {
+		if r.Status == verify.StatusOK || r.Status == verify.StatusSkipped {
+			continue
+		}
+		if r.Status != verify.StatusWarn || !strings.HasPrefix(r.Check, "renew_script:") {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }
 
 // verifyYML runs verify.yml alone (as between runs) with release r.
@@ -915,4 +941,185 @@ func verdictLine(t *testing.T, pr playResult, hosts []string) string {
 		return "every layer ok"
 	}
 	return strings.Join(bad, " • ")
+}
+
+// certificates is day 2's certificate work on the upgraded cluster:
+// kubespray's renewal timer is active with a next run (the certificates
+// layer's renew_timer check, kubespray #13072), a kubeadm certificate
+// reissued to expire in 20 days is reported by verify and fires
+// monitoring/'s alert on what the monitor role's service wrote, and after
+// kubespray's own renewal (k8s-certs-renew.service) verify reports the
+// new date.
+func (d *day2) certificates() {
+	t := d.t
+	rec := d.res.phase(d.to, "certificates: the renewal timer, a kubeadm certificate due in 20 days, kubespray's renewal")
+	pr := d.verifyYML(rec, "certificates: before", d.to)
+	reps, _ := readVerifyFactsOf(t, "certificates: before", pr.facts, pr.out, d.hosts)
+	if r := resultOf(reps["node1"], "certificates", "renew_timer:"); r == nil || r.Status != verify.StatusOK {
+		t.Errorf("certificates: node1's renewal timer is not ok: %+v", r)
+	} else {
+		rec.Notes = append(rec.Notes, "renewal timer: "+r.Msg)
+	}
+
+	// The monitor role, as the README shows, then a kubeadm certificate
+	// made to expire in 20 days: the apiserver's, reissued by kubeadm's CA
+	// with the same key, subject and extensions.
+	d.monitorRole(rec)
+	onNode(t, "node1", "cd /etc/kubernetes/ssl && cp -p apiserver.crt /root/apiserver.crt.e2e && "+
+		"openssl x509 -x509toreq -in apiserver.crt -signkey apiserver.key -copy_extensions copyall -out /root/apiserver.csr 2>/dev/null && "+
+		"openssl x509 -req -in /root/apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -CAserial /root/ca.srl -days 20 -copy_extensions copyall -out apiserver.crt")
+	pr = d.verifyYML(rec, "certificates: apiserver.crt due in 20 days", d.to)
+	reps, _ = readVerifyFactsOf(t, "certificates: due", pr.facts, pr.out, d.hosts)
+	if r := resultMatching(reps["node1"], "certificates", "apiserver.crt"); r == nil || r.Status != verify.StatusWarn {
+		t.Errorf("certificates: verify does not warn of apiserver.crt due in 20 days: %+v", r)
+	} else {
+		rec.Notes = append(rec.Notes, "verify, apiserver.crt due in 20 days: "+string(r.Status)+" "+r.Check+": "+r.Msg)
+	}
+	prom := onNode(t, "node1", "systemctl start layercheck-monitor.service && cat /var/lib/node_exporter/textfile_collector/layercheck.prom")
+	rec.Notes = append(rec.Notes, "alert: "+d.alertFires(prom, "LayercheckKubeadmCertificateExpiring", "/etc/kubernetes/ssl/apiserver.crt"))
+
+	// kubespray's own renewal: the timer's service, as the timer runs it.
+	rec.timed("systemctl start k8s-certs-renew.service on node1 (kubespray's renewal script)", func() {
+		onNode(t, "node1", "systemctl start k8s-certs-renew.service; systemctl show -p Result,ExecMainStatus k8s-certs-renew.service")
+	})
+	waitAPIServer(t)
+	pr = d.verifyYML(rec, "certificates: after kubespray's renewal", d.to)
+	reps, _ = readVerifyFactsOf(t, "certificates: renewed", pr.facts, pr.out, d.hosts)
+	if r := resultMatching(reps["node1"], "certificates", "apiserver.crt"); r == nil || r.Status != verify.StatusOK {
+		t.Errorf("certificates: after k8s-certs-renew, apiserver.crt is not ok: %+v", r)
+	} else {
+		rec.Notes = append(rec.Notes, "verify after kubespray's renewal: "+r.Check+": "+r.Msg)
+	}
+	d.verifyAll(rec, "after kubespray's renewal", pr)
+}
+
+// resultOf is the layer's first result whose check starts with prefix.
+func resultOf(rep *node.Report, layer, prefix string) *verify.Result {
+	if rep == nil || rep.Layers[layer] == nil {
+		return nil
+	}
+	for i, r := range rep.Layers[layer].Results {
+		if strings.HasPrefix(r.Check, prefix) {
+			return &rep.Layers[layer].Results[i]
+		}
+	}
+	return nil
+}
+
+// resultMatching is the layer's first result whose check or message
+// names s, the worst first.
+func resultMatching(rep *node.Report, layer, s string) *verify.Result {
+	if rep == nil || rep.Layers[layer] == nil {
+		return nil
+	}
+	var found *verify.Result
+	for i, r := range rep.Layers[layer].Results {
+		if strings.Contains(r.Check, s) || strings.Contains(r.Msg, s) {
+			if found == nil || (found.Status == verify.StatusOK && r.Status != verify.StatusOK) {
+				found = &rep.Layers[layer].Results[i]
+			}
+		}
+	}
+	return found
+}
+
+// monitorRole installs the collection's monitor role on the cluster's
+// hosts, with the current inventory.
+func (d *day2) monitorRole(rec *releaseResult) {
+	t := d.t
+	play := filepath.Join(t.TempDir(), "monitor.yml")
+	if err := os.WriteFile(play, []byte(monitorPlaybook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ksDir := filepath.Join(kubesprayDir, d.to.Name)
+	env := []string{"ANSIBLE_CONFIG=" + filepath.Join(ksDir, "ansible.cfg"), "ANSIBLE_NOCOLOR=1",
+		"ANSIBLE_COLLECTIONS_PATH=" + filepath.Join(repoRoot, "playbooks", "collections")}
+	rec.timed("monitor role (layercheck-monitor.timer on every node)", func() {
+		out, err := inLab(t, timeoutVerify, d.log("monitor"), ksDir, env, venvBin(d.to, "ansible-playbook"), "-i", d.inv, play)
+		if _, ok := recap(out); err != nil || !ok {
+			t.Fatalf("monitor role (%v):\n%s", err, tail(out, 40))
+		}
+	})
+}
+
+// alertFires feeds the monitor service's exposition to `promtool test
+// rules` with monitoring/layercheck.rules.yml and says whether alert fires
+// for the certificate path (it must).
+func (d *day2) alertFires(exposition, alert, path string) string {
+	t := d.t
+	promtool := promtoolBin(t)
+	now := time.Now()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(exposition[strings.Index(exposition, "#"):]))
+	if err != nil {
+		t.Fatalf("layercheck.prom: %v", err)
+	}
+	var series []any
+	left := -1.0
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			labels := []string{`instance="node1:9100"`, `job="node"`}
+			isPath := false
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+				isPath = isPath || (l.GetName() == "path" && l.GetValue() == path)
+			}
+			v := m.GetGauge().GetValue()
+			if strings.HasSuffix(name, "_timestamp_seconds") {
+				v -= float64(now.Unix()) // promtool's time 0 is now
+			}
+			if isPath && name == "layercheck_certificate_not_after_timestamp_seconds" {
+				left = v
+			}
+			series = append(series, map[string]any{"series": name + "{" + strings.Join(labels, ",") + "}", "values": fmt.Sprintf("%sx120", model.SampleValue(v).String())})
+		}
+	}
+	if left < 0 {
+		t.Errorf("layercheck.prom has no not_after for %s", path)
+		return "no metric for " + path
+	}
+	test := map[string]any{
+		"rule_files":          []string{filepath.Join(repoRoot, "monitoring", "layercheck.rules.yml")},
+		"evaluation_interval": "1m",
+		"tests": []any{map[string]any{
+			"interval": "1m", "input_series": series,
+			// Expecting none: promtool then fails and prints every alert
+			// that fired, with its labels.
+			"alert_rule_test": []any{map[string]any{"eval_time": "30m", "alertname": alert, "exp_alerts": []any{}}},
+		}},
+	}
+	data, _ := yaml.Marshal(test)
+	f := filepath.Join(t.TempDir(), "alert_test.yml")
+	if err := os.WriteFile(f, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, 2*time.Minute, d.log("promtool"), repoRoot, nil, promtool, "test", "rules", f)
+	if err == nil || !strings.Contains(out, alert) || !strings.Contains(out, path) {
+		t.Errorf("%s did not fire for %s (%.1f days left):\n%s", alert, path, left/86400, out)
+		return fmt.Sprintf("%s did NOT fire (%.1f days left)", alert, left/86400)
+	}
+	return fmt.Sprintf("%s fires for %s on node1 (%.1f days left, promtool test rules on the monitor service's layercheck.prom)", alert, path, left/86400)
+}
+
+// promtoolBin is the promtool `make prom-harness` built.
+func promtoolBin(t *testing.T) string {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(repoRoot, ".cache", "prom", "*", "promtool"))
+	if len(matches) == 0 {
+		t.Fatal("promtool not built: run make prom-harness (make e2e-day2 does)")
+	}
+	return matches[len(matches)-1]
+}
+
+// waitAPIServer waits until kube-apiserver answers again after the
+// control plane restarted.
+func waitAPIServer(t *testing.T) {
+	t.Helper()
+	for i := 0; i < 90; i++ {
+		if out, err := run(t, 30*time.Second, "", "", nil, nodesScript(), "ssh", "node1", "sudo "+kubectl("get --raw /readyz")); err == nil && strings.Contains(out, "ok") {
+			return
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Fatal("kube-apiserver did not answer /readyz within 3 minutes")
 }
