@@ -301,3 +301,69 @@ func staleFix(m live.Member, h etcdHost) string {
 	}
 	return fix
 }
+
+// etcdDeploymentType compares etcd_deployment_type with what runs:
+// kubeadm's etcd is a control-plane static pod (component=etcd), kubespray's
+// host (or docker) etcd is not. kubespray has no move between the two.
+func (c *checkCtx) etcdDeploymentType(st *live.State) []Finding {
+	if unread(st, "control-plane pods") {
+		return nil
+	}
+	var etcdPods, apiservers []string
+	for _, p := range st.ControlPlane {
+		switch p.Component {
+		case "etcd":
+			etcdPods = append(etcdPods, p.Pod)
+		case "kube-apiserver":
+			apiservers = append(apiservers, p.Pod)
+		}
+	}
+	kubeadmRuns := len(etcdPods) > 0
+	if !kubeadmRuns && len(apiservers) == 0 {
+		return nil // no control plane seen: nothing to tell from
+	}
+	cp, _ := c.groupHosts("kube_control_plane")
+	etcd, _ := c.groupHosts("etcd")
+	hosts := append(append([]string{}, cp...), etcd...)
+	var out []Finding
+	for _, t := range c.targets("etcd_deployment_type", uniq(hosts), nil) {
+		if (t.text == "kubeadm") == kubeadmRuns {
+			continue
+		}
+		f := c.clusterFinding("cluster-membership", SeverityError, t)
+		if kubeadmRuns {
+			f.Message = fmt.Sprintf("%s but the cluster runs kubeadm's etcd: static pod(s) %s in kube-system (component=etcd)",
+				c.inventoryValue(t), namesOf(etcdPods))
+			f.Why = "kubespray has no move from kubeadm's etcd to etcd_deployment_type " + t.text + ": playbooks/install_etcd.yml runs the etcd role on the etcd group's hosts, which makes its own CA and certificates under etcd_cert_dir (/etc/ssl/etcd/ssl) and installs etcd as a service (roles/etcd/tasks/install_" + t.text + ".yml, configure.yml) on etcd_data_dir (/var/lib/etcd, where kubeadm's etcd runs) and the ports 2379/2380 its static pod holds; roles/kubernetes/control-plane writes kubeadm-config.yaml with etcd.external, kube-apiserver pointed at those endpoints with certificates the running etcd's CA did not sign (upgrade-cluster.yml rewrites the static pods from it): a second etcd fights the first for its data and the API server loses its store."
+			f.Fix = c.setFix(t, `"kubeadm"`) + " (what runs); kubespray cannot move a running cluster's etcd out of kubeadm's static pods"
+		} else {
+			runs := "no etcd static pod in kube-system (control-plane pods " + namesOf(apiservers) + ")"
+			if st.Etcd != nil && len(st.Etcd.Members) > 0 {
+				var names []string
+				for _, m := range st.Etcd.Members {
+					names = append(names, memberLabel(m))
+				}
+				sort.Strings(names)
+				runs += fmt.Sprintf("; etcd members answer at %s (%s)", st.Etcd.Endpoint, namesOf(names))
+			}
+			f.Message = fmt.Sprintf("%s but the cluster runs etcd outside kubeadm: %s", c.inventoryValue(t), runs)
+			f.Why = `kubespray has no move from etcd as a host service to kubeadm's etcd: playbooks/install_etcd.yml skips the etcd role (when: etcd_deployment_type != "kubeadm"), so the running etcd is no longer upgraded nor its certificates renewed; roles/kubernetes/preinstall ("Set etcd vars if using kubeadm mode") points etcd_cert_dir at kube_cert_dir, and roles/kubernetes/control-plane writes kubeadm-config.yaml with etcd.local (dataDir etcd_data_dir, /var/lib/etcd: the running etcd's own) instead of etcd.external with the members' endpoints. upgrade-cluster.yml applies it: "Kubeadm | Upgrade first control plane node" (kubeadm upgrade apply, etcdUpgrade true), "Rewrite kubeadm managed etcd static pod manifests with updated configmap" (kubeadm init phase etcd local: an etcd static pod on the running etcd's ports and data directory) and "Rewrite kubernetes control plane static pod manifests with updated configmap" (kube-apiserver pointed at that local etcd with certificates under kube_cert_dir/etcd that this cluster does not have): the API server loses its store.`
+			f.Fix = c.setFix(t, `"host"`) + " (what runs); kubespray cannot move a running etcd into kubeadm's static pods"
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// uniq drops repeated names, keeping the first.
+func uniq(l []string) []string {
+	seen := make(map[string]bool, len(l))
+	var out []string
+	for _, s := range l {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

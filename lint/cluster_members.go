@@ -12,7 +12,7 @@ import (
 
 func init() {
 	registerRule("cluster-membership", SeverityWarning,
-		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), a control-plane host without kubeadm's control-plane taint, node_labels a Node does not have, node_taints a Node lacks, etcd members holding the name or peer URL of a host being (re)added (error), members no etcd host accounts for, learners",
+		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), a control-plane host without kubeadm's control-plane taint, node_labels a Node does not have, node_taints a Node lacks, etcd_deployment_type kubeadm while etcd runs outside kubeadm, or host while kubeadm's etcd static pod runs (error), etcd members holding the name or peer URL of a host being (re)added (error), members no etcd host accounts for, learners",
 		checkClusterMembers)
 	otherSeverity["cluster-membership"] = []Severity{SeverityError, SeverityInfo}
 }
@@ -26,7 +26,7 @@ func checkClusterMembers(c *checkCtx) []Finding {
 	if st == nil {
 		return nil
 	}
-	out := c.etcdMembers(st)
+	out := append(c.etcdDeploymentType(st), c.etcdMembers(st)...)
 	if unread(st, "Nodes") {
 		return out
 	}

@@ -11,7 +11,7 @@ import (
 
 func init() {
 	registerRule("cluster-network", SeverityError,
-		"with the live cluster: kube_pods_subnet, kube_service_addresses, kube_network_node_prefix or cluster_name other than kubeadm's ClusterConfiguration, kube_proxy_mode other than kube-proxy's, kube_network_plugin other than the CNI that runs, calico settings other than the IPPool's and calico-config's, dns_mode or enable_nodelocaldns other than what runs",
+		"with the live cluster: kube_pods_subnet, kube_service_addresses, kube_network_node_prefix or cluster_name other than kubeadm's ClusterConfiguration, kube_proxy_mode other than kube-proxy's, kube_network_plugin other than the CNI that runs, calico settings other than the IPPool's and calico-config's, flannel_backend_type, flannel_vxlan_vni, flannel_vxlan_port and flannel_vxlan_direct_routing (warning) other than kube-flannel-cfg's net-conf.json, dns_mode or enable_nodelocaldns off while CoreDNS or nodelocaldns runs (warning), a CoreDNS or nodelocaldns the cluster lacks that the run deploys again (info)",
 		checkClusterNetworks)
 }
 
@@ -34,7 +34,9 @@ func checkClusterNetworks(c *checkCtx) []Finding {
 	}
 	var out []Finding
 	hosts := c.clusterHosts()
-	compare := func(name string, got liveField, same func(inv, live string) bool, sev Severity, why, fix string) {
+	// compareOn reports the targets of name on hosts that differ from got;
+	// fix makes the fix from the one that sets name to got (nil: that one).
+	compareOn := func(hosts []string, name string, got liveField, same func(inv, live string) bool, sev Severity, why string, fix func(set string) string) {
 		if got.val == "" {
 			return
 		}
@@ -45,29 +47,32 @@ func checkClusterNetworks(c *checkCtx) []Finding {
 			f := c.clusterFinding("cluster-network", sev, t)
 			f.Message = fmt.Sprintf("%s but the cluster has %s (%s)", c.inventoryValue(t), got.val, got.what)
 			f.Why = why
-			if fix == "" {
-				fix = c.setFix(t, literalFor(got.val))
+			f.Fix = c.setFix(t, literalFor(got.val))
+			if fix != nil {
+				f.Fix = fix(f.Fix)
 			}
-			f.Fix = fix
 			out = append(out, f)
 		}
+	}
+	compare := func(name string, got liveField, same func(inv, live string) bool, sev Severity, why string) {
+		compareOn(hosts, name, got, same, sev, why, nil)
 	}
 	equal := func(a, b string) bool { return a == b }
 	if kc := st.KubeadmConfig; kc != nil {
 		immutable := fmt.Sprintf("kubespray writes it into kubeadm's ClusterConfiguration (%s); it cannot change on a running cluster: Nodes keep their podCIDRs, Services their ClusterIPs, and the CNI its pool, so pods and Services of the new range do not route.", kubeadmTask)
-		compare("kube_pods_subnet", liveField{kc.PodSubnet, live.KubeadmConfigMap + ".networking.podSubnet"}, inCIDRList, SeverityError, immutable, "")
-		compare("kube_service_addresses", liveField{kc.ServiceSubnet, live.KubeadmConfigMap + ".networking.serviceSubnet"}, inCIDRList, SeverityError, immutable, "")
+		compare("kube_pods_subnet", liveField{kc.PodSubnet, live.KubeadmConfigMap + ".networking.podSubnet"}, inCIDRList, SeverityError, immutable)
+		compare("kube_service_addresses", liveField{kc.ServiceSubnet, live.KubeadmConfigMap + ".networking.serviceSubnet"}, inCIDRList, SeverityError, immutable)
 		compare("cluster_name", liveField{kc.ClusterName, live.KubeadmConfigMap + ".clusterName"}, equal, SeverityError,
-			fmt.Sprintf("kubespray writes cluster_name into ClusterConfiguration.clusterName and, as dns_domain's default, the cluster DNS domain (%s): kubelets and CoreDNS would serve another domain than pods resolve.", kubeadmTask), "")
+			fmt.Sprintf("kubespray writes cluster_name into ClusterConfiguration.clusterName and, as dns_domain's default, the cluster DNS domain (%s): kubelets and CoreDNS would serve another domain than pods resolve.", kubeadmTask))
 		if kc.NodeCIDRMaskSize != "" {
 			compare("kube_network_node_prefix", liveField{kc.NodeCIDRMaskSize, live.KubeadmConfigMap + ".controllerManager.extraArgs node-cidr-mask-size-ipv4"}, equal, SeverityError,
-				"kube-controller-manager allocates every Node's podCIDR with this mask; allocated podCIDRs never change, so new Nodes would get ranges of another size that can overlap the old ones.", "")
+				"kube-controller-manager allocates every Node's podCIDR with this mask; allocated podCIDRs never change, so new Nodes would get ranges of another size that can overlap the old ones.")
 		}
 	}
 	if kc := st.KubeadmConfig; kc == nil || kc.NodeCIDRMaskSize == "" {
 		if mask, node := nodeMask(st); mask != "" {
 			compare("kube_network_node_prefix", liveField{mask, "Node " + node + " spec.podCIDR mask"}, equal, SeverityError,
-				"kube-controller-manager allocates every Node's podCIDR with this mask; allocated podCIDRs never change, so new Nodes would get ranges of another size that can overlap the old ones.", "")
+				"kube-controller-manager allocates every Node's podCIDR with this mask; allocated podCIDRs never change, so new Nodes would get ranges of another size that can overlap the old ones.")
 		}
 	}
 	if st.KubeProxyMode != nil {
@@ -76,53 +81,43 @@ func checkClusterNetworks(c *checkCtx) []Finding {
 			mode = "iptables"
 		}
 		compare("kube_proxy_mode", liveField{mode, live.KubeProxyMap + " mode"}, equal, SeverityWarning,
-			`kubespray rewrites the kube-proxy ConfigMap ("Update kube-proxy configmap after upgrade") and kube-proxy switches mode: the old mode's rules stay on every node until it is cleaned (kube-proxy --cleanup), and Services can answer twice or not at all meanwhile.`, "")
+			`kubespray rewrites the kube-proxy ConfigMap ("Update kube-proxy configmap after upgrade") and kube-proxy switches mode: the old mode's rules stay on every node until it is cleaned (kube-proxy --cleanup), and Services can answer twice or not at all meanwhile.`)
 	}
 	if !unread(st, "DaemonSets") {
 		if plugin := runningPlugin(st); plugin != "" {
 			compare("kube_network_plugin", liveField{plugin, "DaemonSet kube-system/" + cniDaemonSet[plugin]}, equal, SeverityError,
-				"kubespray installs kube_network_plugin's DaemonSet beside the running one: two CNIs write the same nodes' CNI configuration and pod networking breaks; kubespray has no CNI migration.", "")
+				"kubespray installs kube_network_plugin's DaemonSet beside the running one: two CNIs write the same nodes' CNI configuration and pod networking breaks; kubespray has no CNI migration.")
 		}
 	}
 	c.calicoPool(st, compare)
+	c.flannelConf(st, compareOn)
 	if !unread(st, "Deployments") && !unread(st, "DaemonSets") {
-		dns := "none"
-		switch {
-		case st.HasDeployment("coredns") && st.HasDeployment("coredns-secondary"):
-			dns = "coredns_dual"
-		case st.HasDeployment("coredns"):
-			dns = "coredns"
-		}
-		compare("dns_mode", liveField{dns, "Deployments kube-system/coredns, coredns-secondary"}, sameDNSMode, SeverityWarning,
-			"roles/kubernetes-apps/ansible deploys the DNS that dns_mode names and leaves the other one running: two DNS deployments, or none, behind the cluster DNS Service.", "")
-		nl := strconv.FormatBool(st.HasDaemonSet("nodelocaldns"))
-		compare("enable_nodelocaldns", liveField{nl, "DaemonSet kube-system/nodelocaldns present: " + nl}, equal, SeverityWarning,
-			"kubelet's clusterDNS follows enable_nodelocaldns (nodelocaldns_ip or the coredns Service): turned off, the DaemonSet is left running; turned on, pods created before the kubelets restart keep the old resolver.", "")
+		out = append(out, c.clusterDNS(st, compare)...)
 	}
 	return out
 }
 
 // calicoPool compares calico's settings with the IPPool and calico-config
 // (compare appends the findings).
-func (c *checkCtx) calicoPool(st *live.State, compare func(string, liveField, func(string, string) bool, Severity, string, string)) {
+func (c *checkCtx) calicoPool(st *live.State, compare func(string, liveField, func(string, string) bool, Severity, string)) {
 	if !c.anyHostWith("kube_network_plugin", "calico") {
 		return
 	}
 	equal := func(a, b string) bool { return a == b }
 	if p := st.IPPool; p != nil {
 		obj := "IPPool " + p.Name + " (crd.projectcalico.org/v1) spec."
-		compare("calico_ipip_mode", liveField{p.IPIPMode, obj + "ipipMode"}, equal, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.", "")
-		compare("calico_vxlan_mode", liveField{p.VXLANMode, obj + "vxlanMode"}, equal, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.", "")
+		compare("calico_ipip_mode", liveField{p.IPIPMode, obj + "ipipMode"}, equal, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.")
+		compare("calico_vxlan_mode", liveField{p.VXLANMode, obj + "vxlanMode"}, equal, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.")
 		// calico_pool_cidr when set (unset it is kube_pods_subnet, judged
 		// against kubeadm-config above)
-		compare("calico_pool_cidr", liveField{p.CIDR, obj + "cidr"}, inCIDRList, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.", "")
+		compare("calico_pool_cidr", liveField{p.CIDR, obj + "cidr"}, inCIDRList, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.")
 		if p.BlockSize > 0 {
-			compare("calico_pool_blocksize", liveField{strconv.Itoa(p.BlockSize), obj + "blockSize"}, equal, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.", "")
+			compare("calico_pool_blocksize", liveField{strconv.Itoa(p.BlockSize), obj + "blockSize"}, equal, SeverityError, "kubespray stops at "+calicoCheckTask+", after the nodes were prepared.")
 		}
 	}
 	if st.CalicoBackend != nil {
 		compare("calico_network_backend", liveField{*st.CalicoBackend, live.CalicoConfigMap + " calico_backend"}, equal, SeverityError,
-			"kubespray rewrites calico-config and restarts calico-node with the other backend (bird for BGP, vxlan, none): cross-node pod traffic stops until every node runs the same one, and BGP peerings go away.", "")
+			"kubespray rewrites calico-config and restarts calico-node with the other backend (bird for BGP, vxlan, none): cross-node pod traffic stops until every node runs the same one, and BGP peerings go away.")
 	}
 }
 
@@ -164,12 +159,6 @@ func inCIDRList(inv, list string) bool {
 		}
 	}
 	return false
-}
-
-// sameDNSMode: manual and none deploy no DNS, so a running CoreDNS is not
-// judged against them.
-func sameDNSMode(inv, running string) bool {
-	return inv == running || inv == "manual" || (inv == "none" && running == "none")
 }
 
 // nodeMask is the mask of the first Node's spec.podCIDR (IPv4), with the

@@ -46,9 +46,9 @@
 //	version                error    kube_version/etcd/containerd/calico version the release has no checksums for, below its minimum, or v-prefix mismatch
 //	ansible-type-mismatch  info     Ansible's resolved type differs from ours (module only)
 //	cluster-version        error    with the live cluster (Input.Cluster): kube_version skipping a minor or downgrading, kubelet skew, container runtime, etcd downgrade
-//	cluster-network        error    with the live cluster: pods/service ranges, node prefix, cluster_name, kube-proxy mode, CNI, calico pool, DNS
+//	cluster-network        error    with the live cluster: pods/service ranges, node prefix, cluster_name, kube-proxy mode, CNI, calico pool, flannel backend, DNS
 //	upgrade-from           info     with the live cluster and no --upgrade-from: the release inferred from the control plane's version, or why not
-//	cluster-membership     warning  with the live cluster: hosts scale.yml adds (info), Nodes the inventory lost, control plane not Ready (error), taints, stale etcd members, learners
+//	cluster-membership     warning  with the live cluster: hosts scale.yml adds (info), Nodes the inventory lost, control plane not Ready (error), taints, etcd_deployment_type (error), stale etcd members, learners
 package lint
 
 import (

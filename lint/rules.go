@@ -118,8 +118,10 @@ var otherSeverity = map[string][]Severity{
 	// fields kubespray does not read are a warning, a wrong structure an error
 	"variable-shape": {SeverityWarning},
 	// kube_proxy_mode, dns_mode and enable_nodelocaldns other than what
-	// runs: kubespray changes them, with a window of breakage
-	"cluster-network": {SeverityWarning},
+	// runs, flannel's direct routing: kubespray changes them, with a window
+	// of breakage; a CoreDNS or nodelocaldns the cluster lacks and the run
+	// deploys again is an info
+	"cluster-network": {SeverityWarning, SeverityInfo},
 }
 
 // Rules lists the registered rules sorted by id.

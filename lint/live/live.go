@@ -33,6 +33,10 @@ type State struct {
 	// CalicoBackend is kube-system/calico-config's calico_backend; nil
 	// without the ConfigMap.
 	CalicoBackend *string `json:"calico_backend,omitempty"`
+	// Flannel is kube-system/kube-flannel-cfg's net-conf.json, read when
+	// kube_network_plugin is flannel or the kube-flannel DaemonSet runs;
+	// nil otherwise or when it could not be read (see Unread).
+	Flannel *FlannelNetConf `json:"flannel,omitempty"`
 	// Etcd is etcd's member list with each member's version, when read.
 	Etcd *Etcd `json:"etcd,omitempty"`
 	// Unread says what could not be read and why ("ConfigMap
@@ -92,6 +96,23 @@ type IPPool struct {
 	BlockSize int    `json:"block_size,omitempty"`
 }
 
+// FlannelNetConf is flannel's net-conf.json, the fields kubespray writes
+// (roles/network_plugin/flannel/templates/cni-flannel.yml.j2). Absent
+// vxlan fields are nil: flannel then uses its own defaults (VNI 1, port 0,
+// the kernel's 8472, no direct routing).
+type FlannelNetConf struct {
+	Network     string `json:"Network,omitempty"`
+	EnableIPv4  bool   `json:"EnableIPv4,omitempty"`
+	EnableIPv6  bool   `json:"EnableIPv6,omitempty"`
+	IPv6Network string `json:"IPv6Network,omitempty"`
+	Backend     struct {
+		Type          string `json:"Type"`
+		VNI           *int   `json:"VNI,omitempty"`
+		Port          *int   `json:"Port,omitempty"`
+		DirectRouting *bool  `json:"DirectRouting,omitempty"`
+	} `json:"Backend"`
+}
+
 // Etcd is the etcd cluster's member list.
 type Etcd struct {
 	// Endpoint is the client URL the list came from.
@@ -114,6 +135,7 @@ const (
 	KubeadmConfigMap = "ConfigMap kube-system/kubeadm-config ClusterConfiguration"
 	KubeProxyMap     = "ConfigMap kube-system/kube-proxy config.conf"
 	CalicoConfigMap  = "ConfigMap kube-system/calico-config"
+	FlannelConfigMap = "ConfigMap kube-system/kube-flannel-cfg net-conf.json"
 )
 
 // Node returns the node named name, nil if none.

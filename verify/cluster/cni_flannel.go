@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -25,19 +27,25 @@ const (
 // flannelTemplate is the kubespray file that renders the ConfigMap.
 const flannelTemplate = "roles/network_plugin/flannel/templates/cni-flannel.yml.j2"
 
-// FlannelNetConf is flannel's net-conf.json, the fields kubespray writes.
-// Absent vxlan fields are nil: flannel then uses its own defaults.
-type FlannelNetConf struct {
-	Network     string `json:"Network,omitempty"`
-	EnableIPv4  bool   `json:"EnableIPv4,omitempty"`
-	EnableIPv6  bool   `json:"EnableIPv6,omitempty"`
-	IPv6Network string `json:"IPv6Network,omitempty"`
-	Backend     struct {
-		Type          string `json:"Type"`
-		VNI           *int   `json:"VNI,omitempty"`
-		Port          *int   `json:"Port,omitempty"`
-		DirectRouting *bool  `json:"DirectRouting,omitempty"`
-	} `json:"Backend"`
+// FlannelNetConf is flannel's net-conf.json, the fields kubespray writes;
+// the lint's preflight reads the same (ReadState).
+type FlannelNetConf = live.FlannelNetConf
+
+// errNoNetConf: kube-flannel-cfg has no net-conf.json.
+var errNoNetConf = fmt.Errorf("has no %s key", FlannelNetConfKey)
+
+// parseFlannelNetConf reads net-conf.json out of kube-flannel-cfg's data
+// (errNoNetConf without the key).
+func parseFlannelNetConf(data map[string]string) (*FlannelNetConf, error) {
+	text, ok := data[FlannelNetConfKey]
+	if !ok {
+		return nil, errNoNetConf
+	}
+	nc := &FlannelNetConf{}
+	if err := json.Unmarshal([]byte(text), nc); err != nil {
+		return nil, fmt.Errorf("%s is not JSON flannel can read (%v)", FlannelNetConfKey, err)
+	}
+	return nc, nil
 }
 
 // flannelReapply restores kubespray's ConfigMap from the inventory (the
@@ -65,13 +73,12 @@ func flannelChecks(ctx context.Context, env *Env, facts *CNIFacts) []verify.Resu
 		return both(fmt.Sprintf("%s: %v", where, errAPI(env, "get configmap", err)),
 			"kubectl -n kube-system get configmap "+FlannelConfigMap+" -o yaml; the admin kubeconfig must be allowed to read ConfigMaps in kube-system")
 	}
-	text, ok := cm.Data[FlannelNetConfKey]
-	if !ok {
-		return both(fmt.Sprintf("%s has no %s key: flannel cannot start", where, FlannelNetConfKey), flannelReapply)
+	nc, err := parseFlannelNetConf(cm.Data)
+	if errors.Is(err, errNoNetConf) {
+		return both(fmt.Sprintf("%s %v: flannel cannot start", where, err), flannelReapply)
 	}
-	nc := &FlannelNetConf{}
-	if err := json.Unmarshal([]byte(text), nc); err != nil {
-		return both(fmt.Sprintf("%s: %s is not JSON flannel can read (%v): flannel cannot start", where, FlannelNetConfKey, err), flannelReapply)
+	if err != nil {
+		return both(fmt.Sprintf("%s: %v: flannel cannot start", where, err), flannelReapply)
 	}
 	facts.FlannelNetConf = nc
 	return []verify.Result{flannelBackend(o, nc, where), flannelNetwork(o, nc, where)}

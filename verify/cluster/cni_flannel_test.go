@@ -1,18 +1,24 @@
 package cluster_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/layercheck/layercheck/verify/cluster/clustertest"
@@ -196,3 +202,85 @@ func TestFlannelNetworkPoliciesUnlistable(t *testing.T) {
 		t.Errorf("forbidden: %+v", r)
 	}
 }
+
+// readState is ReadState on w applied to a fake clientset, with the
+// clientset for the requests it saw.
+func readState(t *testing.T, o cluster.Options, w *clustertest.World) (*live.State, *fake.Clientset) {
+	t.Helper()
+	ctx := context.Background()
+	kube := fake.NewSimpleClientset()
+	if err := w.Apply(ctx, kube, 4); err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		cluster.IPPoolGVR: "IPPoolList", cluster.APIServiceGVR: "APIServiceList"})
+	o.Defaults()
+	env := &cluster.Env{Kube: clustertest.Clientset(kube), Dynamic: dyn, Options: o, Server: "fake", Timeout: 5 * time.Second}
+	st, err := cluster.ReadState(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, kube
+}
+
+// configMapGets are the kube-system ConfigMaps the read asked for.
+func configMapGets(kube *fake.Clientset) []string {
+	var out []string
+	for _, a := range kube.Actions() {
+		if g, ok := a.(k8stesting.GetAction); ok && a.GetResource().Resource == "configmaps" {
+			out = append(out, g.GetName())
+		}
+	}
+	return out
+}
+
+// TestReadStateFlannel: the preflight reads kube-flannel-cfg's net-conf.json
+// as the day-2 clusters have it (kubespray's defaults: vxlan, VNI 1, port
+// 8472, no direct routing, kube_pods_subnet 10.233.64.0/18) when the
+// inventory says flannel or the kube-flannel DaemonSet runs, says when it
+// cannot, and does not ask for it on a calico cluster.
+func TestReadStateFlannel(t *testing.T) {
+	o := flannelThreeNode()
+	st, _ := readState(t, o, clustertest.Healthy(o, 4))
+	require.NotNil(t, st.Flannel, "Unread: %v", st.Unread)
+	want := &live.FlannelNetConf{Network: "10.233.64.0/18", EnableIPv4: true}
+	want.Backend.Type = "vxlan"
+	want.Backend.VNI, want.Backend.Port, want.Backend.DirectRouting = ptrTo(1), ptrTo(8472), ptrTo(false)
+	assert.Equal(t, want, st.Flannel)
+	assert.True(t, st.HasDaemonSet("kube-flannel"))
+
+	// the inventory now says calico: kube-flannel runs, so it is read
+	other := o
+	other.KubeNetworkPlugin = "calico"
+	st, _ = readState(t, other, clustertest.Healthy(o, 4))
+	assert.Equal(t, want, st.Flannel)
+
+	// a host-gw ConfigMap has no vxlan fields
+	hostGW := o
+	hostGW.FlannelBackendType = "host-gw"
+	st, _ = readState(t, o, withNetConf(o, hostGW))
+	require.NotNil(t, st.Flannel)
+	assert.Equal(t, "host-gw", st.Flannel.Backend.Type)
+	assert.Nil(t, st.Flannel.Backend.VNI)
+
+	// no ConfigMap: said, and nothing compared
+	w := clustertest.Healthy(o, 4)
+	w.ConfigMaps = nil
+	st, _ = readState(t, o, w)
+	assert.Nil(t, st.Flannel)
+	assert.Contains(t, st.Unread, "ConfigMap kube-system/kube-flannel-cfg: not found")
+
+	// a ConfigMap without net-conf.json
+	w = clustertest.Healthy(o, 4)
+	delete(w.ConfigMaps[0].Data, cluster.FlannelNetConfKey)
+	st, _ = readState(t, o, w)
+	assert.Nil(t, st.Flannel)
+	assert.Contains(t, st.Unread, "ConfigMap kube-system/kube-flannel-cfg: has no net-conf.json key")
+
+	// calico: not asked for
+	c := threeNode()
+	_, kube := readState(t, c, clustertest.Healthy(c, 4))
+	assert.NotContains(t, configMapGets(kube), cluster.FlannelConfigMap)
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -42,7 +42,9 @@ func ReadStateRequest(ctx context.Context, r *Request) (*live.State, error) {
 // ReadState reads the cluster once for the lint's preflight: /version, the
 // Nodes, kube-system's control-plane static pods, DaemonSets and
 // Deployments, the kubeadm-config, kube-proxy and calico-config
-// ConfigMaps and calico's IPPool calico_pool_name. The number of requests
+// ConfigMaps and calico's IPPool calico_pool_name (when kube_network_plugin
+// is calico or calico-node runs), flannel's kube-flannel-cfg (when it is
+// flannel or kube-flannel runs). The number of requests
 // does not depend on the number of nodes. What cannot be read (a
 // ConfigMap kubespray did not write, a forbidden list) is said in
 // State.Unread; only an API server that does not answer is an error.
@@ -134,6 +136,15 @@ func ReadState(ctx context.Context, env *Env) (*live.State, error) {
 				}
 			}
 			st.IPPool = p
+		}
+	}
+	if env.Options.KubeNetworkPlugin == "flannel" || slices.Contains(st.DaemonSets, cniDaemonSets["flannel"]) {
+		if cm, err := configMap(ctx, env, FlannelConfigMap); err != nil {
+			unread("ConfigMap kube-system/"+FlannelConfigMap, err)
+		} else if nc, err := parseFlannelNetConf(cm.Data); err != nil {
+			st.Unread = append(st.Unread, "ConfigMap kube-system/"+FlannelConfigMap+": "+err.Error())
+		} else {
+			st.Flannel = nc
 		}
 	}
 	return st, nil
