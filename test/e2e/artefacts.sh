@@ -154,15 +154,24 @@ archive() { # tgz build names...
   sums "$tgz"
 }
 
-moddir() { $GO mod download -json "$1" | jq -r .Dir; }
+# The module's directory in the module cache; fails, naming the module,
+# when the proxy does not serve it.
+moddir() {
+  local j dir
+  j=$($GO mod download -json "$1" 2>/dev/null || true)
+  dir=$(jq -r '.Dir // empty' <<<"$j")
+  [[ -n $dir ]] || { echo "artefacts: $1 is not on the Go module proxy: $(jq -r '.Error // empty' <<<"$j")" >&2; exit 1; }
+  echo "$dir"
+}
 
 # A writable copy of a module's source (module@version), for a build that
 # must leave out a file or an import of a module no proxy serves; the
 # caller removes it.
 modcopy() {
-  local copy
+  local copy src
+  src=$(moddir "$1")
   copy=$(mktemp -d)
-  cp -r "$(moddir "$1")/." "$copy" && chmod -R u+w "$copy"
+  cp -r "$src/." "$copy" && chmod -R u+w "$copy"
   echo "$copy"
 }
 
@@ -459,9 +468,10 @@ versions() { # release
       # etcd 3.5.26 is built from its source tree (the proxy refuses it).
       KUBERNETES_VERSION=1.34.3 ETCD_VERSION=3.5.26 CONTAINERD_VERSION=2.2.1 RUNC_VERSION=1.3.4 CNI_VERSION=1.8.0
       CRICTL_VERSION=1.34.0 NERDCTL_VERSION=2.2.1 HELM_VERSION=3.18.4 PAUSE_VERSION=3.10.1 COREDNS_VERSION=1.12.1
-      METRICS_SERVER_VERSION=0.8.0 LOCAL_PATH_PROVISIONER_VERSION=0.0.30 FLANNEL_VERSION=0.27.3
+      METRICS_SERVER_VERSION=0.8.0 LOCAL_PATH_PROVISIONER_VERSION=0.0.30 FLANNEL_VERSION=0.27.4
       FLANNEL_CNI_PLUGIN_VERSION=1.7.1-flannel1
       NOT_DEFAULT=(
+        "flannel_version $FLANNEL_VERSION default 0.27.3: github.com/flannel-io/flannel v0.27.3 is not on the Go module proxy; 0.27.4 is the same minor's next patch."
         "local_path_provisioner_version $LOCAL_PATH_PROVISIONER_VERSION default 0.0.32: only v0.0.30 of github.com/rancher/local-path-provisioner is on the Go module proxy.")
       ;;
     *) echo "artefacts: no version set for kubespray $1 (v2.30.0, v2.31.0)" >&2; exit 2 ;;
