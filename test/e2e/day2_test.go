@@ -194,15 +194,13 @@ func (d *day2) writeInv(r release) string {
 	// kubespray's monthly certificate renewal (k8s-certs-renew.timer), which
 	// the certificates layer checks.
 	vars["auto_renew_certificates"] = true
-	if r.Name == day2From {
-		// kubespray v2.30.0 with loadbalancer_apiserver_localhost false (no
-		// nginx image here) and no loadbalancer_apiserver stops at
-		// "Kubeadm | aggregate all SANs": its default
-		// apiserver_loadbalancer_domain_name is undef() then, and
-		// roles/kubernetes/control-plane/tasks/kubeadm-setup.yml:39 reads it
-		// without | d('') (v2.31.0 has it). Set, it is only one more SAN.
-		vars["apiserver_loadbalancer_domain_name"] = "lb-apiserver.kubernetes.local"
-	}
+	// kubespray v2.30.0 with loadbalancer_apiserver_localhost false (no
+	// nginx image here) and no loadbalancer_apiserver stops at "Kubeadm |
+	// aggregate all SANs": its default apiserver_loadbalancer_domain_name
+	// is undef() then, and roles/kubernetes/control-plane/tasks/
+	// kubeadm-setup.yml:39 reads it without | d('') (v2.31.0 has it). Set,
+	// it is only one more SAN; the operator keeps it for the upgrade.
+	vars["apiserver_loadbalancer_domain_name"] = "lb-apiserver.kubernetes.local"
 	for k, v := range d.extraVars {
 		vars[k] = v
 	}
