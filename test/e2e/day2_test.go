@@ -123,19 +123,20 @@ func TestKubesprayDay2(t *testing.T) {
 			t.Fatalf("building test/e2e/images: %v\n%s", err, out)
 		}
 	})
-	// LAYERCHECK_E2E_DAY2_RESUME=traps: run the traps alone on the
-	// upgraded cluster a kept run (LAYERCHECK_E2E_KEEP=1) left up, node4
-	// removed; the results file keeps that run's phases.
+	// LAYERCHECK_E2E_DAY2_RESUME=upgrade: from the preflight before the
+	// upgrade, on the v2.30.0 cluster a kept run (LAYERCHECK_E2E_KEEP=1)
+	// left up; =traps: the traps alone on the upgraded cluster, node4
+	// removed. The results file keeps that run's results before these.
 	resume := os.Getenv("LAYERCHECK_E2E_DAY2_RESUME")
-	if resume != "" && resume != "traps" {
-		t.Fatalf("LAYERCHECK_E2E_DAY2_RESUME=%s: only traps can be resumed", resume)
+	if resume != "" && resume != "traps" && resume != "upgrade" {
+		t.Fatalf("LAYERCHECK_E2E_DAY2_RESUME=%s: only upgrade (the v2.30.0 cluster is up) or traps (the cluster is upgraded, node4 removed) can be resumed", resume)
 	}
 	if resume != "" {
 		out, _ := run(t, time.Minute, "", repoRoot, nil, nodesScript(), "status")
 		if strings.Count(out, "running") != 4 {
 			t.Fatalf("LAYERCHECK_E2E_DAY2_RESUME: the four nodes of a kept run are not running:\n%s", out)
 		}
-		d.res.resumed = true
+		d.res.resumed, d.res.resumedAt = true, resume
 	} else {
 		_, _ = run(t, timeoutNodes, d.log("nodes"), repoRoot, nil, nodesScript(), "down")
 	}
@@ -171,9 +172,10 @@ func TestKubesprayDay2(t *testing.T) {
 		d.runTraps()
 		return
 	}
-
-	// Trap 1, and kubespray's own order out of it.
-	d.trapOldEtcd()
+	if resume == "" {
+		// Trap 1, and kubespray's own order out of it.
+		d.trapOldEtcd()
+	}
 	d.preflightHealthy()
 	d.upgrade()
 	d.certificates()

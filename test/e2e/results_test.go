@@ -31,6 +31,7 @@ type results struct {
 	// resumed: the day-2 traps alone, on the cluster a kept run left; the
 	// file keeps that run's results, and this run's follow them.
 	resumed    bool
+	resumedAt  string
 	preflights []preflightRun
 	traps      []*trapResult
 }
@@ -137,8 +138,8 @@ func (res *results) write(t *testing.T) {
 			}
 			b.WriteString(head)
 		}
-		fmt.Fprintf(&b, "## Traps resumed on the kept cluster (LAYERCHECK_E2E_DAY2_RESUME=traps), %s; %s\n\n",
-			res.start.UTC().Format("2006-01-02 15:04 MST"), fmtDuration(time.Since(res.start)))
+		fmt.Fprintf(&b, "# Resumed on the kept cluster (LAYERCHECK_E2E_DAY2_RESUME=%s), %s; %s\n\n",
+			res.resumedAt, res.start.UTC().Format("2006-01-02 15:04 MST"), fmtDuration(time.Since(res.start)))
 	} else if res.day2 {
 		fmt.Fprintf(&b, "# End-to-end results: day 2 on node machines (upgrade %s → %s, scale, remove), kubespray as the judge\n\n", day2From, day2To)
 		fmt.Fprintf(&b, "Written by `make e2e-day2` (test/e2e) on %s, %d cores, %s/%s; total %s.\n\n",
