@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -107,7 +108,9 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	// metrics-server is ready after its first scrape but has a node's
 	// metrics only after its second, metric resolution (15 s in kubespray)
 	// later: just after it became Available, missing nodes are read again.
-	if err == nil && len(missing) > 0 && justAvailable(dep, nodeMetricsSettle) {
+	// A node that has just joined (scale.yml) has metrics only after the
+	// scrape after its kubelet became Ready: read again too.
+	if err == nil && len(missing) > 0 && (justAvailable(dep, nodeMetricsSettle) || justReady(ctx, env, missing, nodeMetricsSettle)) {
 		poll(ctx, min(nodeMetricsSettle, env.rolloutWait(ctx)), func() bool { return err == nil && len(missing) > 0 }, func() {
 			n, missing, err = readNodeMetrics(ctx, env)
 		})
@@ -128,6 +131,31 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	}
 	return append(res, verify.Result{Check: "node_metrics", Status: verify.StatusOK,
 		Msg: fmt.Sprintf("node metrics readable for every node (%d)", n)})
+}
+
+// justReady reports whether one of the hosts (inventory labels, as
+// readNodeMetrics gives them) is a Node whose Ready condition turned true
+// less than within ago.
+func justReady(ctx context.Context, env *Env, labels []string, within time.Duration) bool {
+	byName, err := env.snap.NodeByName(ctx)
+	if err != nil {
+		return false
+	}
+	for _, h := range env.inv.k8sCluster {
+		if !slices.Contains(labels, env.inv.label(h)) {
+			continue
+		}
+		n := byName[env.inv.nodeName(h)]
+		if n == nil {
+			continue
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && time.Since(c.LastTransitionTime.Time) < within {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nodeMetricsSettle is how long after metrics-server became Available

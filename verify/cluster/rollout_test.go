@@ -321,3 +321,61 @@ func TestProbeWaitsForAnAPIServiceStillStarting(t *testing.T) {
 	assert.False(t, blocked, r.Msg)
 	assert.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond)
 }
+
+// What verify.yml met right after scale.yml --limit=node4 on the node
+// machines: metrics-server long Available, node4 Ready seconds ago, and
+// node4 not yet in the NodeMetricsList (metrics-server had not scraped its
+// kubelet yet); `layercheck verify` 20 s later found it. A node that has
+// just become Ready is read again; one Ready for long is judged at once.
+func TestNodeMetricsWaitForANodeJustJoined(t *testing.T) {
+	defer cluster.SetRolloutPoll(20 * time.Millisecond)()
+	o := oneControlPlane()
+	o.KubeNode = append(o.KubeNode, "node4")
+	w := clustertest.Healthy(o, 4)
+	for _, n := range w.Nodes {
+		n.Status.Conditions[0].LastTransitionTime = metav1.NewTime(time.Now().Add(-time.Hour))
+	}
+	joined := w.Nodes[len(w.Nodes)-1]
+	require.Equal(t, "node4", joined.Name)
+	joined.Status.Conditions[0].LastTransitionTime = metav1.Now()
+	env, _, _ := envFor(t, o, w, 10*time.Second, "True", "Passed")
+	nm := &nodeMetricsList{API: env.Kube, lists: [][]string{{"node1", "node2", "node3"}, {"node1", "node2", "node3"}, {"node1", "node2", "node3", "node4"}}}
+	env.Kube = nm
+	rep, err := cluster.Run(context.Background(), env, []string{"addons"}, nil)
+	require.NoError(t, err)
+	r := clustertest.Result(t, rep, "addons", "node_metrics")
+	assert.Equal(t, verify.StatusOK, r.Status, r.Msg)
+	assert.Equal(t, 3, nm.calls)
+
+	// Ready for an hour and still without metrics: a finding, at once.
+	joined.Status.Conditions[0].LastTransitionTime = metav1.NewTime(time.Now().Add(-time.Hour))
+	env, _, _ = envFor(t, o, w, 10*time.Second, "True", "Passed")
+	nm = &nodeMetricsList{API: env.Kube, lists: [][]string{{"node1", "node2", "node3"}}}
+	env.Kube = nm
+	rep = runAddonsAtOnce(t, env)
+	r = clustertest.Result(t, rep, "addons", "node_metrics")
+	assert.Equal(t, verify.StatusWarn, r.Status, r.Msg)
+	assert.Contains(t, r.Msg, "node4")
+	assert.Equal(t, 1, nm.calls)
+}
+
+// nodeMetricsList answers the NodeMetricsList with lists[i] on call i (the
+// last one after that).
+type nodeMetricsList struct {
+	cluster.API
+	lists [][]string
+	calls int
+}
+
+func (n *nodeMetricsList) RawGet(ctx context.Context, path string) ([]byte, error) {
+	if path != "/apis/metrics.k8s.io/v1beta1/nodes" {
+		return n.API.RawGet(ctx, path)
+	}
+	l := n.lists[min(n.calls, len(n.lists)-1)]
+	n.calls++
+	var items []string
+	for _, name := range l {
+		items = append(items, `{"metadata":{"name":"`+name+`"}}`)
+	}
+	return []byte(`{"kind":"NodeMetricsList","apiVersion":"metrics.k8s.io/v1beta1","items":[` + strings.Join(items, ",") + `]}`), nil
+}

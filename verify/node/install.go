@@ -275,6 +275,13 @@ func kubeadmDrift(env *Env, f *InstallFacts, kc *KubeadmConfig) []verify.Result 
 		cmp("kube_version", o.KubeVersion, c.KubernetesVersion, "ClusterConfiguration.kubernetesVersion", func(a, b string) bool {
 			return strings.TrimPrefix(a, "v") == strings.TrimPrefix(b, "v")
 		})
+		if o.KubeVersion == "" && c.KubernetesVersion != "" {
+			// Nothing to compare, but the install record says which
+			// Kubernetes kubespray last installed or upgraded to here.
+			results = append(results, verify.Result{Check: "kubernetes_version", Status: verify.StatusOK,
+				Msg:    fmt.Sprintf("%s on %s installs Kubernetes %s (ClusterConfiguration.kubernetesVersion; kube_version is not set in the inventory: the kubespray release's default)", file, host, c.KubernetesVersion),
+				Actual: c.KubernetesVersion})
+		}
 		cmp("kube_pods_subnet", o.KubePodsSubnet, c.Networking.PodSubnet, "ClusterConfiguration.networking.podSubnet", sameCIDRs)
 		cmp("kube_service_addresses", o.KubeServiceAddresses, c.Networking.ServiceSubnet, "ClusterConfiguration.networking.serviceSubnet", sameCIDRs)
 		cmp("dns_domain", o.DNSDomain, c.Networking.DNSDomain, "ClusterConfiguration.networking.dnsDomain", nil)

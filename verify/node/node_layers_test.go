@@ -240,11 +240,20 @@ func TestInstallDrift(t *testing.T) {
 	if len(f.Releases) != 5 || !f.EtcdEnvPresent {
 		t.Errorf("releases %v etcd.env %v", f.Releases, f.EtcdEnvPresent)
 	}
+	// Without kube_version the install record still says which Kubernetes
+	// kubespray installed (after an upgrade: the new one).
+	kv := resultCheck(res, "kubernetes_version")
+	if kv == nil || kv.Status != verify.StatusOK || !strings.Contains(kv.Msg, "installs Kubernetes v1.35.4") {
+		t.Errorf("kubernetes_version without kube_version: %+v", kv)
+	}
 	// Inventory drifts from the node: podSubnet and kube_version.
 	env.Options.KubePodsSubnet = "10.244.0.0/16"
 	env.Options.KubeVersion = "v1.35.4" // same, written with a v
 	res, facts, err = installLayer{}.Check(context.Background(), env)
 	must(t, err)
+	if resultCheck(res, "kubernetes_version") != nil {
+		t.Errorf("kubernetes_version beside drift:kube_version")
+	}
 	f = facts.(*InstallFacts)
 	if len(f.Drift) != 1 || f.Drift[0].Variable != "kube_pods_subnet" || f.Drift[0].Installed != "10.233.64.0/18" {
 		t.Fatalf("drift: %+v", f.Drift)
@@ -569,4 +578,14 @@ func TestCNIFlannelBackends(t *testing.T) {
 	if bad := failed(res); len(bad) != 1 || bad[0].Check != "interface:flannel-wg" || !strings.Contains(bad[0].Remediation, "udp/51820") {
 		t.Errorf("wireguard: %+v", res)
 	}
+}
+
+// resultCheck is the result whose check is check, nil if none.
+func resultCheck(res []verify.Result, check string) *verify.Result {
+	for i := range res {
+		if res[i].Check == check {
+			return &res[i]
+		}
+	}
+	return nil
 }
