@@ -40,10 +40,10 @@ var knownBugCases = map[string]knownBugCase{
 		unmetRels: []string{"v2.28.1"},
 	},
 	"certs-renew-every-run": {
-		vars:     "auto_renew_certificates: true\n",
+		vars:     "auto_renew_certificates: true\nauto_renew_certificates_systemd_calendar: \"*-*-* 03:00:00\"\n",
 		affected: []string{"v2.29.1", "v2.30.0", "v2.31.0"}, fixed: []string{"v2.28.1", "master"},
 		variable: "auto_renew_certificates", hosts: []string{"node1", "node2", "node3"},
-		unmet: "auto_renew_certificates: false\n", unmetRels: []string{"v2.31.0"},
+		unmet: "auto_renew_certificates: true\n", unmetRels: []string{"v2.31.0"},
 	},
 	"eviction-hard-control-plane-ignored": {
 		vars:     "eviction_hard_control_plane:\n  memory.available: 200Mi\n",
@@ -176,7 +176,7 @@ func TestKnownBugDefaultsAndTemplates(t *testing.T) {
 	assert.Contains(t, f[0].Why, `container_manager = "containerd" (the release's default, roles/`)
 	assert.Equal(t, "group_vars/all/all.yml:2:3", f[0].Where)
 
-	dir = knownBugInventory(t, "auto_renew_certificates: \"{{ renew | default(true) }}\"\n", "")
+	dir = knownBugInventory(t, "auto_renew_certificates: \"{{ renew | default(true) }}\"\nauto_renew_certificates_systemd_calendar: daily\n", "")
 	assert.Empty(t, knownBugFindings(lintWith(t, "v2.31.0", dir), "certs-renew-every-run"))
 }
 
