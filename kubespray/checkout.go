@@ -76,6 +76,11 @@ func Checkout(dir string) (*Catalogue, error) {
 	}
 	c := build("kubespray checkout at "+dir, t.Defs, f)
 	c.Root, c.Skipped, c.Release = dir, t.Skipped, rel
+	// the release the checkout is (what the known-bug rule matches); a
+	// tree without galaxy.yml leaves it unknown
+	if g, err := scan.GalaxyVersion(dir); err == nil {
+		c.Galaxy = g
+	}
 	return c, nil
 }
 

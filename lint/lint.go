@@ -48,6 +48,7 @@
 //	cluster-version        error    with the live cluster (Input.Cluster): kube_version skipping a minor or downgrading, kubelet skew, container runtime, etcd downgrade
 //	cluster-network        error    with the live cluster: pods/service ranges, node prefix, cluster_name, kube-proxy mode, CNI, calico pool, flannel backend, DNS
 //	upgrade-from           info     with the live cluster and no --upgrade-from: the release inferred from the control plane's version, or why not
+//	known-bug              warning  the chosen release has a bug the inventory meets (knownbugs.yaml: issue, fixing release, fix; error when the run fails)
 //	cluster-membership     warning  with the live cluster: hosts scale.yml adds (info), Nodes the inventory lost, control plane not Ready (error), taints, etcd_deployment_type (error), stale etcd members, learners
 package lint
 

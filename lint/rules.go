@@ -122,6 +122,8 @@ var otherSeverity = map[string][]Severity{
 	// of breakage; a CoreDNS or nodelocaldns the cluster lacks and the run
 	// deploys again is an info
 	"cluster-network": {SeverityWarning, SeverityInfo},
+	// a known bug that fails the run outright (knownbugs.yaml's severity)
+	"known-bug": {SeverityError},
 }
 
 // Rules lists the registered rules sorted by id.

@@ -150,6 +150,9 @@ func ReadCommitDates(path string) (map[string]string, error) {
 	return out, nil
 }
 
+// GalaxyVersion is the version of a kubespray tree's galaxy.yml.
+func GalaxyVersion(dir string) (string, error) { return galaxyVersion(dir) }
+
 // galaxyVersion is the version of a kubespray tree's galaxy.yml.
 func galaxyVersion(dir string) (string, error) {
 	p := filepath.Join(dir, "galaxy.yml")
