@@ -71,6 +71,9 @@ func Checkout(dir string) (*Catalogue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubespray checkout at %s: %w", dir, err)
 	}
+	if rel.Guarded, err = scan.ReadGuards(dir, t.Defs); err != nil {
+		return nil, fmt.Errorf("kubespray checkout at %s: %w", dir, err)
+	}
 	if rel.AnsibleMin != "" {
 		f.AnsibleMin, f.AnsibleMax, f.AnsibleSource = rel.AnsibleMin, rel.AnsibleMax, rel.AnsibleSource
 	}

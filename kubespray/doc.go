@@ -88,4 +88,25 @@
 // never guessed. The shapes of list and dict variables (Catalogue.Shape,
 // ShapeHistory) come from the defaults and from the tasks and templates
 // that read their fields.
+//
+// # Guarded reads
+//
+// Release.Guarded (Catalogue.Guarded) lists the variables kubespray reads
+// only under conditions, generated from the whole tree of each release
+// (../shared/kubespray-full: the templates are not in the tasks' copy) by
+// scan.ReadGuards: every place naming the variable in a role's tasks,
+// handlers, defaults, vars and templates, and in the playbooks, is a read;
+// each read keeps the conditions it happens under: the role's inclusions
+// (meta dependencies, include_role/import_role, play roles: entries, with
+// their when: and a role name chosen by one variable), the task that
+// renders the template (its when:, a src: chosen by a condition
+// "{{ 'a.j2' if c else 'b.j2' }}" or by one variable) and the template's
+// {% if %}/{% elif %}/{% else %} blocks. A variable read anywhere without a
+// condition, in meta or a playbook, by a lookup of a computed name, or in
+// a template rendered some other way (a loop, a path, lookup('template'),
+// {% include %}) is left out; conditions on facts, groups, registered or
+// set_fact variables and template locals are dropped from a read's
+// conditions, which only makes the read more likely. EvalGuard evaluates
+// a condition on a host as the pre-flight does, plus the component
+// versions kubespray computes from its checksums.
 package kubespray

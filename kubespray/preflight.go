@@ -216,7 +216,7 @@ func evalTask(t PreflightTask, env *preflightEnv, locals map[string]any) Preflig
 
 // truth evaluates a condition: its truth, whether it is known, and why
 // Ansible fails on it ("" when it does not).
-func truth(expr string, env *preflightEnv, locals map[string]any) (b, known bool, failed string) {
+func truth(expr string, env jinja.Env, locals map[string]any) (b, known bool, failed string) {
 	n, err := parse(expr)
 	if err != nil {
 		return false, false, ""

@@ -35,6 +35,7 @@
 //	certificates-duration  warning  changes only the etcd/calico script certificates, never kubeadm's
 //	inventory-unparsed     error    a file inside an inventory directory no plugin can parse (Ansible only warns)
 //	network-plugin-none    warning  kube_network_plugin: none (kubespray installs no pod network)
+//	no-effect              warning  a variable kubespray reads only under conditions the inventory makes false (containerd_registry_auth with containerd 2)
 //	pod-address-space      error    pods subnet too small for the nodes at the node prefix (IPv4/IPv6), or kubelet_max_pods too big
 //	hostname               error    a host name kubespray's "Stop if bad hostname" rejects
 //	cilium-kube-owner      error    cilium with kube_owner other than root (releases that assert it: master)

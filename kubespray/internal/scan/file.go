@@ -225,6 +225,12 @@ func Generate(dataDir, srcDir, outDir string, prov Provenance) ([]*File, error) 
 		if f.Release, err = ReadRelease(src, dir, t.Defs); err != nil {
 			return nil, fmt.Errorf("kubespray %s: %w", version, err)
 		}
+		if prov.FullDir != "" {
+			// the templates are only in the whole tree
+			if f.Release.Guarded, err = ReadGuards(filepath.Join(prov.FullDir, version), t.Defs); err != nil {
+				return nil, fmt.Errorf("kubespray %s: %w", version, err)
+			}
+		}
 		b, err := f.Encode()
 		if err != nil {
 			return nil, err

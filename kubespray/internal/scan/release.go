@@ -57,6 +57,11 @@ type Release struct {
 	// Shapes are the structures kubespray expects of its list and dict
 	// variables (readShapes).
 	Shapes map[string]*Shape `json:"shapes,omitempty"`
+	// Guarded are the variables kubespray reads only under conditions,
+	// each with every site reading it and the conditions of each
+	// (ReadGuards over the whole tree: templates are not in the tasks'
+	// directory).
+	Guarded map[string][]GuardedRead `json:"guarded,omitempty"`
 }
 
 // Component is one pinned component.
