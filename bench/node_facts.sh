@@ -14,7 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export CGO_ENABLED=0
 go build -o "$work/measure" ./bench/measure
-go build -o "$work/gentree" ./internal/testharness/gentree
+go build -o "$work/gentree" ./test/harness/gentree
 for arch in amd64 arm64; do
   GOOS=linux GOARCH=$arch go build -trimpath -ldflags='-s -w' -o "$work/node_facts_linux_$arch" ./cmd/node_facts
 done

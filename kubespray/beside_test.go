@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // fakeCheckout is the least a kubespray checkout holds for IsCheckout and

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 func TestVersions(t *testing.T) {

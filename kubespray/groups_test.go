@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // dynInventory has a host for every path through kubespray's

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // TestCheckoutEqualsBundled: kubespray's data read at run time as a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // Sources in different directories: each location names its directory

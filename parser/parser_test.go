@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // The INI outcomes below are the ones ansible-inventory 2.19 prints (the

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/layercheck/layercheck/internal/filekind"
+	"github.com/layercheck/layercheck/parser/filekind"
 )
 
 // MaxFileBytes is the most bytes read from one file (an inventory source,

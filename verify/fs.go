@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/layercheck/layercheck/internal/filekind"
+	"github.com/layercheck/layercheck/parser/filekind"
 )
 
 // FS reads a node's files under Root: "/" on a node, a copied or generated

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/module"
+	"github.com/layercheck/layercheck/test/testutil"
 	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

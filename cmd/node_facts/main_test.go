@@ -13,9 +13,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/module"
+	"github.com/layercheck/layercheck/test/harness"
+	"github.com/layercheck/layercheck/test/testutil"
 	"github.com/layercheck/layercheck/verify/node"
 )
 
@@ -77,7 +77,7 @@ func stripDurations(v any) any {
 }
 
 func TestModuleFactsAndCheckMode(t *testing.T) {
-	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)})
+	tr, err := harness.Build(t.TempDir(), harness.Config{Now: time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,14 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 )
 
 // `layercheck node --format junit|markdown`: the failure carries the host,
 // layer, check and fix.
 func TestNodeJUnitAndMarkdown(t *testing.T) {
 	made := time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
-	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: made})
+	tr, err := harness.Build(t.TempDir(), harness.Config{Now: made})
 	require.NoError(t, err)
 	args := []string{"--root", tr.Root, "--host", "node1", "--now", made.Add(364 * 24 * time.Hour).Format(time.RFC3339),
 		"--group", "kube_control_plane", "--group", "etcd", "--group", "kube_node",

@@ -80,9 +80,9 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	fs.str(&configFile, "", "config", "FILE", "", "lint configuration (default: .layercheck.yml in the inventory directory, if there)")
 	fs.str(&baselineFile, "", "baseline", "FILE", "", "suppress the findings listed in this baseline: only new findings count")
 	fs.str(&writeBaseline, "", "write-baseline", "FILE", "", "write every finding to this baseline file (then exit 0 unless the lint could not run)")
-	var kubeconfig, clusterFrom string
+	var kubeconfig string
 	fs.str(&kubeconfig, "", "kubeconfig", "FILE", "", "also compare the inventory with the running cluster, read with this kubeconfig (the cluster-* rules)")
-	fs.str(&clusterFrom, "", "cluster-from", "first-control-plane", "", "also compare with the running cluster, read with admin.conf of the first kube_control_plane host (over SSH, as layercheck verify)")
+	clusterFrom, checkClusterFrom := clusterFromFlag(fs, &kubeconfig, "also compare with the running cluster, read with admin.conf of the first kube_control_plane host (over SSH, as layercheck verify)")
 	var etcd cluster.EtcdAccess
 	var etcdEndpoints multiFlag
 	fs.multi(&etcdEndpoints, "", "etcd-endpoint", "URL", "with --kubeconfig: also read etcd's members and their versions through this client URL (repeatable; the first that answers)")
@@ -96,11 +96,8 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	if len(etcd.Endpoints) > 0 && kubeconfig == "" {
 		return fs.usageError("--etcd-endpoint needs --kubeconfig")
 	}
-	if clusterFrom != "" && clusterFrom != "first-control-plane" {
-		return fs.usageError(fmt.Sprintf("--cluster-from %q: want first-control-plane", clusterFrom))
-	}
-	if clusterFrom != "" && kubeconfig != "" {
-		return fs.usageError("give --kubeconfig or --cluster-from, not both")
+	if msg := checkClusterFrom(); msg != "" {
+		return fs.usageError(msg)
 	}
 	if listRules {
 		for _, r := range lint.Rules() {
@@ -170,8 +167,8 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 			fmt.Fprintf(s.ErrOut, "layercheck: warning: --upgrade-from %s is not bundled: %s, the bundled release of its minor, stands in\n", f.StandsInFor, f.Version)
 		}
 	}
-	if kubeconfig != "" || clusterFrom != "" {
-		if in.Cluster, err = readClusterState(ctx, inv, extra, loaded, ev, kubeconfig, clusterFrom != "", etcd); err != nil {
+	if kubeconfig != "" || *clusterFrom != "" {
+		if in.Cluster, err = readClusterState(ctx, inv, extra, loaded, ev, kubeconfig, *clusterFrom != "", etcd); err != nil {
 			return &ExitError{Code: 2, Msg: "lint: cluster: " + err.Error()}
 		}
 		for _, u := range in.Cluster.Unread {

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // brokenCopy copies inventory-samples/broken into a temp dir and applies

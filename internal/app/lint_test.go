@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {

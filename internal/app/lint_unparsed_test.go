@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // lint -i dir whose only file fails to parse: the failure is an error

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify/node"
 )
 
@@ -33,7 +33,7 @@ func runNodeCLI(t *testing.T, args ...string) (string, string, int) {
 
 func TestNodeCommand(t *testing.T) {
 	made := time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
-	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: made})
+	tr, err := harness.Build(t.TempDir(), harness.Config{Now: made})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestNodeCommandUsageErrors(t *testing.T) {
 // nodelocaldns_ip (as kubespray renders it), and only an explicit false
 // makes it the CoreDNS address.
 func TestNodeCommandKubesprayBooleanDefaults(t *testing.T) {
-	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)})
+	tr, err := harness.Build(t.TempDir(), harness.Config{Now: time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestNodeVarsFile(t *testing.T) {
 // the monitor role's monitor.json gives it): on a control-plane host the
 // renewal script and timer are checked; without it, not.
 func TestNodeAutoRenewCertificatesVar(t *testing.T) {
-	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)})
+	tr, err := harness.Build(t.TempDir(), harness.Config{Now: time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)})
 	require.NoError(t, err)
 	base := []string{"--root", tr.Root, "--host", "node1", "--now", "2026-12-01T00:00:00Z", "--group", "kube_control_plane",
 		"--etcd-member", "node1", "--layer", "certificates", "--format", "json"}

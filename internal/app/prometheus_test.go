@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 )
 
 // parseExposition reads the text exposition format back with expfmt and
@@ -58,9 +58,9 @@ func series(mf *dto.MetricFamily) []string {
 // what the layers found; --textfile writes the same to DIR/layercheck.prom.
 func TestNodePrometheus(t *testing.T) {
 	made := time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
-	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: made, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
+	tr, err := harness.Build(t.TempDir(), harness.Config{Now: made, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
 	require.NoError(t, err)
-	addr := testharness.StartServices(t, tr, true)
+	addr := harness.StartServices(t, tr, true)
 	now := made.Add(time.Hour)
 	args := []string{"--root", tr.Root, "--host", "node1", "--now", now.Format(time.RFC3339),
 		"--group", "kube_control_plane", "--group", "etcd", "--group", "kube_node", "--etcd-member", "node1",

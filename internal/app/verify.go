@@ -37,11 +37,11 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	var inv, extra, layers, skip multiFlag
 	fs.multi(&inv, "i", "inventory", "INVENTORY", "inventory source as for ansible-playbook (repeatable)")
 	fs.multi(&extra, "e", "extra-vars", "EXTRA", "extra vars as for ansible-playbook -e (repeatable)")
-	var limitV, kubeconfigV, clusterFromV, output, nowV string
-	limit, kubeconfig, clusterFrom, now := &limitV, &kubeconfigV, &clusterFromV, &nowV
+	var limitV, kubeconfigV, output, nowV string
+	limit, kubeconfig, now := &limitV, &kubeconfigV, &nowV
 	fs.str(limit, "", "limit", "HOSTS", "", "only these hosts or groups, comma-separated")
 	fs.str(kubeconfig, "", "kubeconfig", "FILE", "", "run the cluster layers once with this kubeconfig")
-	fs.str(clusterFrom, "", "cluster-from", "first-control-plane", "", "run the cluster layers with admin.conf of the first kube_control_plane host (read over SFTP), the API server reached through that host's SSH connection")
+	clusterFrom, checkClusterFrom := clusterFromFlag(fs, kubeconfig, "run the cluster layers with admin.conf of the first kube_control_plane host (read over SFTP), the API server reached through that host's SSH connection")
 	forksV := 50
 	forks := &forksV
 	fs.integer(forks, "forks", "N", 50, "hosts checked at once (default 50)")
@@ -72,11 +72,8 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	if !contains(fleet.Formats, *format) {
 		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify: --format %q: want %s", *format, strings.Join(fleet.Formats, ", "))}
 	}
-	if *clusterFrom != "" && *clusterFrom != "first-control-plane" {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify: --cluster-from %q: want first-control-plane", *clusterFrom)}
-	}
-	if *clusterFrom != "" && *kubeconfig != "" {
-		return &ExitError{Code: 2, Msg: "verify: give --kubeconfig or --cluster-from, not both"}
+	if msg := checkClusterFrom(); msg != "" {
+		return &ExitError{Code: 2, Msg: "verify: " + msg}
 	}
 	if *forks < 1 {
 		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify: --forks %d: want at least 1", *forks)}

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 )
 
 func TestProgressLine(t *testing.T) {
@@ -35,7 +35,7 @@ func TestProgressLine(t *testing.T) {
 // SSH port on loopback is closed: each host ends quickly as unreachable.
 func unreachableInventory(t *testing.T, n int) string {
 	t.Helper()
-	port := testharness.FreePort(t)
+	port := harness.FreePort(t)
 	var hosts strings.Builder
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&hosts, "node%d ansible_host=127.0.0.1 ansible_port=%d ansible_user=nobody\n", i, port)

@@ -27,8 +27,8 @@ import (
 
 	"github.com/layercheck/layercheck/internal/app"
 	"github.com/layercheck/layercheck/internal/lintreport"
-	"github.com/layercheck/layercheck/internal/testutil"
 	lintpkg "github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 func lint(t *testing.T, format string) (string, int) {

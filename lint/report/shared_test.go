@@ -13,10 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // corpusSources are the inventory directories under root: those holding

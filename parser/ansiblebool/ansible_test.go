@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // seriesVenvs are the venvs `make venv` builds, one per series:

@@ -28,8 +28,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/layercheck/layercheck/internal/app"
-	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/harness"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // promtool returns the promtool test/promharness built, failing the test
@@ -123,7 +123,7 @@ func TestPrometheusRuleMatchesRulesFile(t *testing.T) {
 func TestEtcdCertificateDueIn20DaysFires(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	made := now.Add(-24 * time.Hour)
-	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: made, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
+	tr, err := harness.Build(t.TempDir(), harness.Config{Now: made, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
 	require.NoError(t, err)
 	_, member, _ := tr.EtcdFiles()
 	due := now.Add(20 * 24 * time.Hour)

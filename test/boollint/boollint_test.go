@@ -30,9 +30,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // sampleSize is how many catalogue booleans the test writes in every form.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // olderSeries are the ansible-core series every released kubespray pins

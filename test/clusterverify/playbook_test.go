@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/harness"
+	"github.com/layercheck/layercheck/test/testutil"
 	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/layercheck/layercheck/verify/cluster/clustertest"
 )
@@ -78,7 +78,7 @@ func runVerifyPlaybookVars(t *testing.T, c *Cluster, more map[string]any, args .
 	t.Helper()
 	coll := collection(t)
 	work := t.TempDir()
-	tr, err := testharness.Build(filepath.Join(work, "node1"), testharness.Config{Now: treeNow, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
+	tr, err := harness.Build(filepath.Join(work, "node1"), harness.Config{Now: treeNow, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
 	if err != nil {
 		t.Fatal(err)
 	}

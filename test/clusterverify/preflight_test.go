@@ -19,12 +19,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/layercheck/layercheck/internal/app"
-	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
 	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/test/harness"
+	"github.com/layercheck/layercheck/test/testutil"
 	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/layercheck/layercheck/verify/cluster/clustertest"
 )
@@ -355,12 +355,12 @@ ip=127.0.0.1
 // lints etcd_version and the etcd group against its members and their
 // versions: one finding per change, none for the inventory that matches.
 func TestPreflightEtcd(t *testing.T) {
-	tr, err := testharness.Build(filepath.Join(t.TempDir(), "node1"), testharness.Config{Now: time.Now().Add(-time.Hour), Host: "node1",
+	tr, err := harness.Build(filepath.Join(t.TempDir(), "node1"), harness.Config{Now: time.Now().Add(-time.Hour), Host: "node1",
 		Hosts: []string{"node1", "node2", "node3"}, IPs: []string{"10.10.0.11", "10.10.0.12", "10.10.0.13"}})
 	require.NoError(t, err)
 	ssl := filepath.Join(tr.Root, "etc/ssl/etcd/ssl")
-	members, _ := testharness.FixtureEtcdMembers(t, ssl)
-	testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
+	members, _ := harness.FixtureEtcdMembers(t, ssl)
+	harness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
 	srv := preflightWorld(t, nil)
 	access := cluster.EtcdAccess{Endpoints: []string{fmt.Sprintf("https://127.0.0.1:%d", members[0].ClientPort)},
 		CACert: filepath.Join(ssl, "ca.pem"), Cert: filepath.Join(ssl, "admin-node1.pem"), Key: filepath.Join(ssl, "admin-node1-key.pem")}

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // runTimeout bounds every ansible command of these tests.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // Hosts point at a closed port on loopback over ssh: any attempt to

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // adhoc runs `ansible localhost -m layercheck.kubespray.inventory_lint`

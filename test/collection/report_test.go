@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/layercheck/layercheck/internal/app"
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/lint"
 	"github.com/layercheck/layercheck/lint/report"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // cliReport is `layercheck lint --format json` on the sources, run in process.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // Fake secrets in the places kubespray writes real ones into the inventory

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // hostAddr is the start of an enabled node1..node3 line of kubespray's

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // iniLiteralHostTokens are host-line values: shlex removes one level of

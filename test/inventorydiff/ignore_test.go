@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // kubespray writes credentials/ and artifacts/ into the inventory

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // TestKubespraySampleInventory compares kubespray's sample inventory

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // What ansible-inventory keeps from an INI file that fails half way inside

@@ -26,8 +26,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/harness"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 const playbook = `- name: Monitor
@@ -93,7 +93,7 @@ func TestMonitorRole(t *testing.T) {
 	env := testutil.AnsibleEnv("ANSIBLE_COLLECTIONS_PATH="+colls, "ANSIBLE_STDOUT_CALLBACK=default", "ANSIBLE_NOCOLOR=1")
 
 	made := time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
-	tr, err := testharness.Build(filepath.Join(dir, "node"), testharness.Config{Now: made, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
+	tr, err := harness.Build(filepath.Join(dir, "node"), harness.Config{Now: made, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
 	require.NoError(t, err)
 	stage := filepath.Join(dir, "stage") // the host's / for what the role writes
 	p := func(rel string) string { return filepath.Join(stage, rel) }

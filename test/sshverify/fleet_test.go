@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 )
 
 func TestVerifyHealthyFleet(t *testing.T) {
@@ -76,12 +76,12 @@ func TestVerifyBrokenVariants(t *testing.T) {
 		want     []string
 	}{
 		{name: "expired apiserver certificate", host: "node1", layer: "certificates",
-			opts: fleetOpts{breakIt: map[string]func(*testing.T, *testharness.Tree){"node1": func(t *testing.T, tr *testharness.Tree) {
+			opts: fleetOpts{breakIt: map[string]func(*testing.T, *harness.Tree){"node1": func(t *testing.T, tr *harness.Tree) {
 				require.NoError(t, tr.ReissueLeaf("/etc/kubernetes/ssl/apiserver.crt", treeNow.Add(-400*24*time.Hour), treeNow.Add(-24*time.Hour), nil))
 			}}},
 			want: []string{"/etc/kubernetes/ssl/apiserver.crt on node1: expired on", "fix: ", "kubeadm certs renew apiserver"}},
 		{name: "loopback resolver", host: "node2", layer: "kubelet",
-			opts: fleetOpts{breakIt: map[string]func(*testing.T, *testharness.Tree){"node2": func(t *testing.T, tr *testharness.Tree) {
+			opts: fleetOpts{breakIt: map[string]func(*testing.T, *harness.Tree){"node2": func(t *testing.T, tr *harness.Tree) {
 				require.NoError(t, tr.SetResolvConf("127.0.0.53"))
 			}}},
 			want: []string{"loopback nameserver 127.0.0.53", "kube_resolv_conf"}},
@@ -208,7 +208,7 @@ func TestVerifyClusterOnceWithKubeconfig(t *testing.T) {
 	f := newFleet(t, 1, fleetOpts{})
 	data, err := os.ReadFile(f.node("node1").Tree.Path("/etc/kubernetes/admin.conf"))
 	require.NoError(t, err)
-	server := fmt.Sprintf("https://127.0.0.1:%d", testharness.FreePort(t))
+	server := fmt.Sprintf("https://127.0.0.1:%d", harness.FreePort(t))
 	kc := filepath.Join(t.TempDir(), "admin.conf")
 	require.NoError(t, os.WriteFile(kc, []byte(strings.Replace(string(data), "https://10.10.0.11:6443", server, 1)), 0o600))
 	inv := f.inventory(t)

@@ -1,6 +1,6 @@
 // Package sshverify tests `layercheck verify` against real OpenSSH sshd
 // servers on loopback ports, one per simulated node, each node a tree made
-// by internal/testharness in its own directory (layercheck_verify_root
+// by test/harness in its own directory (layercheck_verify_root
 // points the layers there), its etcd and DNS servers on loopback reached
 // through the SSH connection.
 package sshverify
@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/layercheck/layercheck/internal/app"
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 )
 
 // The trees are made at treeNow and judged an hour later.
@@ -29,8 +29,8 @@ var treeNow = time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
 // simNode is one simulated node: its tree, its sshd, its host vars.
 type simNode struct {
 	Name string
-	Tree *testharness.Tree
-	SSHD *testharness.SSHD
+	Tree *harness.Tree
+	SSHD *harness.SSHD
 	Vars map[string]any
 }
 
@@ -39,7 +39,7 @@ type simNode struct {
 // answers as nodelocaldns and CoreDNS for all of them (over TCP too).
 type simFleet struct {
 	Dir        string
-	Key        *testharness.KeyPair
+	Key        *harness.KeyPair
 	AuthKeys   string
 	KnownHosts string
 	Nodes      []*simNode
@@ -49,23 +49,23 @@ type simFleet struct {
 type fleetOpts struct {
 	etcdDown bool
 	// breakIt changes a node's tree before the run.
-	breakIt map[string]func(t *testing.T, tr *testharness.Tree)
+	breakIt map[string]func(t *testing.T, tr *harness.Tree)
 }
 
 func newFleet(t *testing.T, n int, o fleetOpts) *simFleet {
 	t.Helper()
-	testharness.RequireSSHD(t)
+	harness.RequireSSHD(t)
 	t.Setenv("SSH_AUTH_SOCK", "") // only the key the inventory names
 	f := &simFleet{Dir: t.TempDir()}
-	f.Key = testharness.NewKeyPair(t, filepath.Join(f.Dir, "id_ed25519"))
-	f.AuthKeys = testharness.AuthorizedKeysDir(t, f.Key.Public)
+	f.Key = harness.NewKeyPair(t, filepath.Join(f.Dir, "id_ed25519"))
+	f.AuthKeys = harness.AuthorizedKeysDir(t, f.Key.Public)
 	f.KnownHosts = filepath.Join(f.Dir, "known_hosts")
-	dns := testharness.StartDNS(t, "127.0.0.1", "kubernetes.default.svc.cluster.local", "10.233.0.1", true)
+	dns := harness.StartDNS(t, "127.0.0.1", "kubernetes.default.svc.cluster.local", "10.233.0.1", true)
 	var kh strings.Builder
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("node%d", i)
 		ip := fmt.Sprintf("10.10.0.%d", 10+i)
-		tr, err := testharness.Build(filepath.Join(f.Dir, name), testharness.Config{Now: treeNow, Host: name, Hosts: []string{name}, IPs: []string{ip}})
+		tr, err := harness.Build(filepath.Join(f.Dir, name), harness.Config{Now: treeNow, Host: name, Hosts: []string{name}, IPs: []string{ip}})
 		require.NoError(t, err)
 		addr := map[string]string{"169.254.25.10:53": dns.Addr, "10.233.0.3:53": dns.Addr}
 		if i == 1 {
@@ -76,9 +76,9 @@ func newFleet(t *testing.T, n int, o fleetOpts) *simFleet {
 				require.NoError(t, err)
 				require.NoError(t, os.WriteFile(filepath.Join(srv, filepath.Base(p)), data, 0o600))
 			}
-			cp, pp := testharness.FreePort(t), testharness.FreePort(t)
+			cp, pp := harness.FreePort(t), harness.FreePort(t)
 			if !o.etcdDown {
-				testharness.StartEtcd(t, filepath.Join(srv, "ca.pem"), []testharness.EtcdMember{{
+				harness.StartEtcd(t, filepath.Join(srv, "ca.pem"), []harness.EtcdMember{{
 					Name: "etcd1", ClientPort: cp, PeerPort: pp, AdvertisePeer: "https://" + ip + ":2380",
 					CertFile: filepath.Join(srv, filepath.Base(cert)), KeyFile: filepath.Join(srv, filepath.Base(key)),
 				}})
@@ -90,7 +90,7 @@ func newFleet(t *testing.T, n int, o fleetOpts) *simFleet {
 		if fn := o.breakIt[name]; fn != nil {
 			fn(t, tr)
 		}
-		s := testharness.StartSSHD(t, f.AuthKeys)
+		s := harness.StartSSHD(t, f.AuthKeys)
 		kh.WriteString(s.KnownHostsLine() + "\n")
 		f.Nodes = append(f.Nodes, &simNode{Name: name, Tree: tr, SSHD: s, Vars: map[string]any{
 			"ansible_host":               "127.0.0.1",
@@ -209,6 +209,6 @@ func (f *simFleet) noSecrets(t *testing.T, out string) {
 	}
 }
 
-func base64Key(k *testharness.KeyPair) string {
+func base64Key(k *harness.KeyPair) string {
 	return base64.StdEncoding.EncodeToString(k.Public.Marshal())
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
 	"github.com/layercheck/layercheck/redact"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify/node"
 )
 
@@ -30,7 +30,7 @@ func TestVerifyHostKeys(t *testing.T) {
 	require.Len(t, lines, 2)
 
 	// node2's key on file is another key: refused, node1 still checked.
-	other := testharness.NewKeyPair(t, filepath.Join(f.Dir, "other_host_key"))
+	other := harness.NewKeyPair(t, filepath.Join(f.Dir, "other_host_key"))
 	wrong := lines[0] + "\n" + strings.Fields(lines[1])[0] + " " + strings.TrimSpace(string(sshAuthorized(other))) + "\n"
 	require.NoError(t, os.WriteFile(f.KnownHosts, []byte(wrong), 0o600))
 	r := runVerify(t, "-i", inv, "--accept-new-host-keys")
@@ -56,7 +56,7 @@ func TestVerifyHostKeys(t *testing.T) {
 	require.Equal(t, 0, r.Code, "the accepted key is on file now:\n"+r.Out+r.Err)
 }
 
-func sshAuthorized(k *testharness.KeyPair) []byte {
+func sshAuthorized(k *harness.KeyPair) []byte {
 	return []byte(k.Public.Type() + " " + base64Key(k))
 }
 
@@ -139,7 +139,7 @@ func makeSudoUser(t *testing.T) string {
 // the forwarded connection to the node's sshd each time.
 func TestVerifyThroughBastion(t *testing.T) {
 	f := newFleet(t, 1, fleetOpts{})
-	bastion := testharness.StartSSHD(t, f.AuthKeys)
+	bastion := harness.StartSSHD(t, f.AuthKeys)
 	kh, err := os.ReadFile(f.KnownHosts)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(f.KnownHosts, append(kh, []byte(bastion.KnownHostsLine()+"\n")...), 0o600))

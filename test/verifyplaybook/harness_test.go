@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 var (

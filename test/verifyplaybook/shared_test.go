@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/harness"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // The kubespray v2.31.0 node1 fixture's inventory (its README): three
@@ -42,18 +42,18 @@ kube_version=1.35.4
 func fixtureNode(t *testing.T, now time.Time, etcdUp bool) (root string, extra map[string]any) {
 	t.Helper()
 	root = t.TempDir()
-	must(t, testharness.CopyTree(testutil.Shared(t, "fixtures", "node", "root"), root))
+	must(t, harness.CopyTree(testutil.Shared(t, "fixtures", "node", "root"), root))
 	must(t, os.Symlink("/etc/kubernetes/ssl", filepath.Join(root, "etc/kubernetes/pki")))
 	for _, ifc := range []string{"eth0", "vxlan.calico"} {
 		must(t, os.MkdirAll(filepath.Join(root, "sys/class/net", ifc), 0o755))
 	}
 	ssl := filepath.Join(t.TempDir(), "ssl")
-	must(t, testharness.CopyTree(filepath.Join(root, "etc/ssl/etcd/ssl"), ssl))
-	members, addr := testharness.FixtureEtcdMembers(t, ssl)
+	must(t, harness.CopyTree(filepath.Join(root, "etc/ssl/etcd/ssl"), ssl))
+	members, addr := harness.FixtureEtcdMembers(t, ssl)
 	if etcdUp {
-		testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
+		harness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
 	}
-	d := testharness.StartDNS(t, "127.0.0.1", "kubernetes.default.svc.cluster.local", "10.233.0.1", true).Addr
+	d := harness.StartDNS(t, "127.0.0.1", "kubernetes.default.svc.cluster.local", "10.233.0.1", true).Addr
 	addr["169.254.25.10:53"], addr["10.233.0.3:53"] = d, d
 	return root, map[string]any{
 		"layercheck_verify_root":        root,

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/harness"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // The tree is made at treeNow and judged an hour later; nothing depends on
@@ -34,7 +34,7 @@ kube_control_plane
 
 // liveNode is a generated one-node tree with its etcd and DNS on loopback.
 type liveNode struct {
-	tree  *testharness.Tree
+	tree  *harness.Tree
 	extra map[string]any
 }
 
@@ -44,9 +44,9 @@ type liveNode struct {
 // the member certificate, so a variant may break the tree's files.
 func newLiveNode(t *testing.T, etcdUp bool) *liveNode {
 	t.Helper()
-	tr, err := testharness.Build(t.TempDir(), testharness.Config{Now: treeNow, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
+	tr, err := harness.Build(t.TempDir(), harness.Config{Now: treeNow, Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
 	must(t, err)
-	addr := testharness.StartServices(t, tr, etcdUp)
+	addr := harness.StartServices(t, tr, etcdUp)
 	return &liveNode{tree: tr, extra: map[string]any{
 		"layercheck_verify_root":        tr.Root,
 		"layercheck_verify_become":      false,
@@ -204,20 +204,20 @@ func TestVerifyPlaybookBrokenVariants(t *testing.T) {
 		name      string
 		etcdUp    bool
 		inventory string
-		breakIt   func(t *testing.T, tr *testharness.Tree)
+		breakIt   func(t *testing.T, tr *harness.Tree)
 		layer     string
 		want      []string
 	}{
 		{name: "expired apiserver certificate", etcdUp: true, layer: "certificates",
-			breakIt: func(t *testing.T, tr *testharness.Tree) {
+			breakIt: func(t *testing.T, tr *harness.Tree) {
 				must(t, tr.ReissueLeaf("/etc/kubernetes/ssl/apiserver.crt", treeNow.Add(-400*24*time.Hour), treeNow.Add(-24*time.Hour), nil))
 			},
 			want: []string{"/etc/kubernetes/ssl/apiserver.crt on node1: expired on", "kubeadm certs renew apiserver"}},
 		{name: "etcd member certificate missing", etcdUp: true, layer: "certificates",
-			breakIt: func(t *testing.T, tr *testharness.Tree) { must(t, tr.Remove("/etc/ssl/etcd/ssl/member-node1.pem")) },
+			breakIt: func(t *testing.T, tr *harness.Tree) { must(t, tr.Remove("/etc/ssl/etcd/ssl/member-node1.pem")) },
 			want:    []string{"/etc/ssl/etcd/ssl/member-node1.pem is missing on node1", "make-ssl-etcd.sh"}},
 		{name: "loopback nameserver in the pods' resolv.conf", etcdUp: true, layer: "kubelet",
-			breakIt: func(t *testing.T, tr *testharness.Tree) { must(t, tr.SetResolvConf("127.0.0.53")) },
+			breakIt: func(t *testing.T, tr *harness.Tree) { must(t, tr.SetResolvConf("127.0.0.53")) },
 			want:    []string{"lists loopback nameserver 127.0.0.53", "kube_resolv_conf"}},
 		{name: "podSubnet drift", etcdUp: true, layer: "install",
 			inventory: inventory + "\n[all:vars]\nkube_pods_subnet=10.244.0.0/16\n",

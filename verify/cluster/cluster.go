@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/layercheck/layercheck/internal/filekind"
+	"github.com/layercheck/layercheck/parser/filekind"
 	"github.com/layercheck/layercheck/verify"
 )
 

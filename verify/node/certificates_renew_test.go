@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -52,9 +52,9 @@ func (c *countingSystemd) Show(ctx context.Context, unit string) (map[string]str
 
 // renewTree is the healthy control-plane tree with kubespray's renewal
 // script and timer unit, as auto_renew_certificates: true leaves them.
-func renewTree(t *testing.T, script string) *testharness.Tree {
+func renewTree(t *testing.T, script string) *harness.Tree {
 	t.Helper()
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	if script != "" {
 		must(t, tr.WriteFile("/usr/local/bin/k8s-certs-renew.sh", []byte(script), 0o755))
 	}
@@ -238,7 +238,7 @@ func TestCertificatesAutoRenewNotChecked(t *testing.T) {
 // cert_warn_days, 30; not below cert_fail_days, 7): on the certificate,
 // its family's result and with kubeadm's renew command as the remedy.
 func TestCertificatesKubeadmExpiresIn20Days(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	const p = "/etc/kubernetes/ssl/apiserver.crt"
 	must(t, tr.ReissueLeaf(p, testNow.Add(-345*24*time.Hour), testNow.Add(20*24*time.Hour), nil))
 	res, f := runCerts(t, testEnv(tr, testNow))

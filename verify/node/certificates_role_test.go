@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -39,11 +39,11 @@ func certByPath(f *CertificatesFacts, p string) (CertInfo, bool) {
 // etcd/ subdirectory and signs apiserver-etcd-client.crt one level up; a
 // correctly signed one is ok, not mis-chained.
 func TestCertificatesKubeadmEtcdCAInSubdirectory(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
-	etcdCA, err := testharness.NewCA(tr.Config.Keys, "etcd-ca", testNow.Add(-time.Hour), testNow.Add(10*365*24*time.Hour))
+	tr := buildTree(t, harness.Config{})
+	etcdCA, err := harness.NewCA(tr.Config.Keys, "etcd-ca", testNow.Add(-time.Hour), testNow.Add(10*365*24*time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, tr.WriteFile("/etc/kubernetes/ssl/etcd/ca.crt", etcdCA.CertPEM(), 0o644))
-	cert, key, err := etcdCA.Issue(tr.Config.Keys, testharness.Leaf{CN: "kube-apiserver-etcd-client", Client: true,
+	cert, key, err := etcdCA.Issue(tr.Config.Keys, harness.Leaf{CN: "kube-apiserver-etcd-client", Client: true,
 		NotBefore: testNow.Add(-time.Hour), NotAfter: testNow.Add(365 * 24 * time.Hour)}, nil)
 	require.NoError(t, err)
 	require.NoError(t, tr.WriteFile("/etc/kubernetes/ssl/apiserver-etcd-client.crt", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o644))
@@ -78,7 +78,7 @@ func TestCertificatesEtcdClientRemedyFitsRole(t *testing.T) {
 		{"etcd", "restart etcd", []string{"etcd", "kube_control_plane", "k8s_cluster"}, []string{"to this worker"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := buildTree(t, testharness.Config{})
+			tr := buildTree(t, harness.Config{})
 			p := "/etc/ssl/etcd/ssl/node-node1.pem"
 			require.NoError(t, tr.ReissueLeaf(p, testNow.Add(-400*24*time.Hour), testNow.Add(-24*time.Hour), tr.EtcdCA))
 			env := testEnv(tr, testNow)
@@ -99,7 +99,7 @@ func TestCertificatesEtcdClientRemedyFitsRole(t *testing.T) {
 // in cilium_cert_dir: links that match are ok, a stale or missing copy
 // fails naming the file.
 func TestCertificatesCiliumCopies(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	for src, dst := range map[string]string{"ca.pem": "ca_cert.crt", "node-node1.pem": "cert.crt", "node-node1-key.pem": "key.pem"} {
 		require.NoError(t, os.MkdirAll(tr.Path("/etc/cilium/certs"), 0o750))
 		require.NoError(t, os.Link(tr.Path("/etc/ssl/etcd/ssl/"+src), tr.Path("/etc/cilium/certs/"+dst)))
@@ -140,7 +140,7 @@ func TestCertificatesCiliumCopies(t *testing.T) {
 // The etcd CA kubespray copies into the system trust store must be
 // etcd_cert_dir's ca.pem; a different one is a stale copy.
 func TestCertificatesTrustStoreEtcdCA(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	env := testEnv(tr, testNow)
 	res, _ := runCerts(t, env)
 	r, ok := certResult(res, "trust_store_etcd_ca")
@@ -159,7 +159,7 @@ func TestCertificatesTrustStoreEtcdCA(t *testing.T) {
 // The text report prints one line per certificate family with its
 // earliest expiry and days left.
 func TestCertificatesTextFamilies(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	rep, err := Run(context.Background(), testEnv(tr, testNow), []string{"certificates"}, nil)
 	require.NoError(t, err)
 	var b bytes.Buffer

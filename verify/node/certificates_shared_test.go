@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/harness"
+	"github.com/layercheck/layercheck/test/testutil"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -53,7 +53,7 @@ func kubeadmShortHuman(days int) string {
 func sharedNodeEnv(t *testing.T) *Env {
 	t.Helper()
 	root := t.TempDir()
-	if err := testharness.CopyTree(testutil.Shared(t, "fixtures", "node", "root"), root); err != nil {
+	if err := harness.CopyTree(testutil.Shared(t, "fixtures", "node", "root"), root); err != nil {
 		t.Fatal(err)
 	}
 	// kubespray's preinstall role links /etc/kubernetes/pki to kube_cert_dir;

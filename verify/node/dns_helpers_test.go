@@ -3,7 +3,7 @@ package node
 import (
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // dnsWrite writes a node file under root.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -128,8 +128,8 @@ func TestDNSLoopbackOriginNamed(t *testing.T) {
 // an empty one fails.
 func TestDNSModesDualAndManual(t *testing.T) {
 	name := "kubernetes.default.svc.cluster.local"
-	primary := testharness.StartDNS(t, "127.0.0.1", name, "10.233.0.1", false)
-	second := testharness.StartDNS(t, "127.0.0.2", name, "10.233.0.1", false)
+	primary := harness.StartDNS(t, "127.0.0.1", name, "10.233.0.1", false)
+	second := harness.StartDNS(t, "127.0.0.2", name, "10.233.0.1", false)
 	run := func(t *testing.T, o Options, clusterDNS []string) ([]verify.Result, *DNSFacts) {
 		t.Helper()
 		root := dnsUbuntuNode(t)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -21,8 +21,8 @@ func TestDNSLayerFixture(t *testing.T) {
 	root := etcdCopyFixture(t, "etc/kubernetes/kubelet-config.yaml", "etc/resolv.conf",
 		"etc/systemd/resolved.conf.d/kubespray.conf", "run/systemd/resolve/resolv.conf")
 	name := "kubernetes.default.svc.cluster.local"
-	nodelocal := testharness.StartDNS(t, "127.0.0.1", name, "10.233.0.1", false)
-	coredns := testharness.StartDNS(t, "127.0.0.2", name, "10.233.0.1", false)
+	nodelocal := harness.StartDNS(t, "127.0.0.1", name, "10.233.0.1", false)
+	coredns := harness.StartDNS(t, "127.0.0.2", name, "10.233.0.1", false)
 	env := &Env{
 		FS: verify.FS{Root: root}, Host: "node1", Now: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC), NetTimeout: time.Second,
 		Options: Options{Groups: []string{"kube_control_plane", "etcd", "k8s_cluster"}, EnableNodelocaldns: true,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -202,8 +202,8 @@ func TestDNSResolverChecks(t *testing.T) {
 // for nodelocaldns 169.254.25.10, 127.0.0.2 for CoreDNS 10.233.0.3).
 func TestDNSLayerLive(t *testing.T) {
 	name := "kubernetes.default.svc.cluster.local"
-	nodelocal := testharness.StartDNS(t, "127.0.0.1", name, "10.233.0.1", false)
-	coredns := testharness.StartDNS(t, "127.0.0.2", name, "10.233.0.1", false)
+	nodelocal := harness.StartDNS(t, "127.0.0.1", name, "10.233.0.1", false)
+	coredns := harness.StartDNS(t, "127.0.0.2", name, "10.233.0.1", false)
 	root := dnsUbuntuNode(t)
 	env := &Env{
 		FS: verify.FS{Root: root}, Host: "node1", Now: etcdTestNow, NetTimeout: 500 * time.Millisecond,
@@ -224,8 +224,8 @@ func TestDNSLayerLive(t *testing.T) {
 	}
 
 	t.Run("healthy", func(t *testing.T) {
-		nodelocal.Set(testharness.DNSAnswer, "10.233.0.1")
-		coredns.Set(testharness.DNSAnswer, "10.233.0.1")
+		nodelocal.Set(harness.DNSAnswer, "10.233.0.1")
+		coredns.Set(harness.DNSAnswer, "10.233.0.1")
 		res, f, _ := run(t)
 		for _, c := range []string{"query_nodelocaldns", "query_coredns", "kubelet_cluster_dns", "host_resolv_conf", "systemd_resolved"} {
 			if st, msg := etcdWorst(t, res, c); st != verify.StatusOK {
@@ -255,15 +255,15 @@ func TestDNSLayerLive(t *testing.T) {
 
 	cases := []struct {
 		name        string
-		behave      testharness.DNSBehaviour
+		behave      harness.DNSBehaviour
 		ip          string
 		msg, remedy string
 	}{
-		{"missing answer", testharness.DNSEmpty, "", "answered NOERROR without an A record for kubernetes.default.svc.cluster.local", "kubectl get svc kubernetes -n default"},
-		{"NXDOMAIN", testharness.DNSNXDomain, "", "answered NXDOMAIN for kubernetes.default.svc.cluster.local: it does not serve dns_domain cluster.local", "dns_domain must be the cluster's domain"},
-		{"SERVFAIL", testharness.DNSServFail, "", "answered SERVFAIL for kubernetes.default.svc.cluster.local", "kubectl -n kube-system"},
-		{"wrong IP", testharness.DNSAnswer, "10.233.0.99", "answered 10.233.0.99 for kubernetes.default.svc.cluster.local, expected 10.233.0.1 (kube_apiserver_ip, the 1st address of kube_service_addresses 10.233.0.0/18)", "must show clusterIP 10.233.0.1"},
-		{"timeout", testharness.DNSSilent, "", "no answer for kubernetes.default.svc.cluster.local within 500ms", "kubectl -n kube-system"},
+		{"missing answer", harness.DNSEmpty, "", "answered NOERROR without an A record for kubernetes.default.svc.cluster.local", "kubectl get svc kubernetes -n default"},
+		{"NXDOMAIN", harness.DNSNXDomain, "", "answered NXDOMAIN for kubernetes.default.svc.cluster.local: it does not serve dns_domain cluster.local", "dns_domain must be the cluster's domain"},
+		{"SERVFAIL", harness.DNSServFail, "", "answered SERVFAIL for kubernetes.default.svc.cluster.local", "kubectl -n kube-system"},
+		{"wrong IP", harness.DNSAnswer, "10.233.0.99", "answered 10.233.0.99 for kubernetes.default.svc.cluster.local, expected 10.233.0.1 (kube_apiserver_ip, the 1st address of kube_service_addresses 10.233.0.0/18)", "must show clusterIP 10.233.0.1"},
+		{"timeout", harness.DNSSilent, "", "no answer for kubernetes.default.svc.cluster.local within 500ms", "kubectl -n kube-system"},
 	}
 	for _, tc := range cases {
 		for _, tier := range []string{"nodelocaldns", "coredns"} {
@@ -272,9 +272,9 @@ func TestDNSLayerLive(t *testing.T) {
 				if tier == "coredns" {
 					bad, good = coredns, nodelocal
 				}
-				good.Set(testharness.DNSAnswer, "10.233.0.1")
+				good.Set(harness.DNSAnswer, "10.233.0.1")
 				bad.Set(tc.behave, tc.ip)
-				defer bad.Set(testharness.DNSAnswer, "10.233.0.1")
+				defer bad.Set(harness.DNSAnswer, "10.233.0.1")
 				res, _, elapsed := run(t)
 				st, msg := etcdWorst(t, res, "query_"+tier)
 				r := etcdResults(res)["query_"+tier][0]

@@ -21,7 +21,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -128,10 +128,10 @@ func TestEtcdGatewayMatchesClientV3(t *testing.T) {
 		pki.leaf(t, "member", h)
 	}
 	pki.leaf(t, "admin", "node1")
-	members, addr := testharness.FixtureEtcdMembers(t, ssl)
+	members, addr := harness.FixtureEtcdMembers(t, ssl)
 	etcdWriteEnv(t, root, etcdTestEnvFile("node1", "etcd1", "10.10.0.11",
 		"etcd1=https://10.10.0.11:2380,etcd2=https://10.10.0.12:2380,etcd3=https://10.10.0.13:2380"))
-	testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
+	harness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
 
 	env := etcdTestEnv(root, []string{"node1", "node2", "node3"}, addr, 5*time.Second)
 	data, err := env.Read(etcdEnvPath)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testharness"
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/harness"
+	"github.com/layercheck/layercheck/test/testutil"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -40,8 +40,8 @@ func etcdCopyFixture(t *testing.T, rels ...string) string {
 func TestEtcdLayerFixture(t *testing.T) {
 	root := etcdCopyFixture(t, "etc/etcd.env", "etc/ssl/etcd/ssl")
 	ssl := filepath.Join(root, "etc/ssl/etcd/ssl")
-	members, addr := testharness.FixtureEtcdMembers(t, ssl)
-	stop := testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
+	members, addr := harness.FixtureEtcdMembers(t, ssl)
+	stop := harness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), members)
 
 	env := &Env{
 		FS: verify.FS{Root: root}, Host: "node1", Now: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC),

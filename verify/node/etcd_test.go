@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -179,8 +179,8 @@ func etcdTestEnv(root string, members []string, addr map[string]string, timeout 
 func TestEtcdLayerLive(t *testing.T) {
 	root, _ := etcdTestNode(t, "etcd1=https://10.10.0.11:2380")
 	ssl := filepath.Join(root, "etc/ssl/etcd/ssl")
-	cport, pport := testharness.FreePort(t), testharness.FreePort(t)
-	stop := testharness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), []testharness.EtcdMember{{
+	cport, pport := harness.FreePort(t), harness.FreePort(t)
+	stop := harness.StartEtcd(t, filepath.Join(ssl, "ca.pem"), []harness.EtcdMember{{
 		Name: "etcd1", ClientPort: cport, PeerPort: pport, AdvertisePeer: "https://10.10.0.11:2380",
 		CertFile: filepath.Join(ssl, "member-node1.pem"), KeyFile: filepath.Join(ssl, "member-node1-key.pem"),
 	}})
@@ -345,7 +345,7 @@ func TestEtcdLayerHang(t *testing.T) {
 // TestEtcdLayerLocalFaults covers what the layer finds without a server:
 // wrong certificates, a foreign etcd.env, systemd states.
 func TestEtcdLayerLocalFaults(t *testing.T) {
-	closed := fmt.Sprintf("127.0.0.1:%d", testharness.FreePort(t))
+	closed := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
 	addr := map[string]string{"10.10.0.11:2379": closed, "127.0.0.1:2379": closed}
 	cluster := "etcd1=https://10.10.0.11:2380"
 

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
 // Broken, hostile or half-written node files give results naming the node
 // path, never a panic, a hang or the fixture's real path.
 func TestNodeLayersBadInput(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	w := func(p, data string) { must(t, tr.WriteFile(p, []byte(data), 0o644)) }
 	w("/etc/kubernetes/admin.conf", "users: [\n")                                                                    // not YAML
 	w("/etc/kubernetes/scheduler.conf", "users:\n- name: x\n  user:\n    client-certificate-data: '!!not base64'\n") // bad base64

@@ -14,26 +14,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
 // now is the moment the test trees are made; every check passes it in.
 var testNow = time.Date(2026, 11, 30, 14, 22, 6, 0, time.UTC)
 
-func buildTree(t *testing.T, cfg testharness.Config) *testharness.Tree {
+func buildTree(t *testing.T, cfg harness.Config) *harness.Tree {
 	t.Helper()
 	if cfg.Now.IsZero() {
 		cfg.Now = testNow
 	}
-	tr, err := testharness.Build(t.TempDir(), cfg)
+	tr, err := harness.Build(t.TempDir(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tr
 }
 
-func testEnv(tr *testharness.Tree, now time.Time) *Env {
+func testEnv(tr *harness.Tree, now time.Time) *Env {
 	o := Options{Groups: []string{"etcd", "kube_control_plane", "k8s_cluster"}, EtcdMembers: tr.Config.Hosts}
 	o.Defaults()
 	return &Env{FS: verify.FS{Root: tr.Root}, Host: tr.Config.Host, Now: now, Options: o, NetTimeout: time.Second}
@@ -68,7 +68,7 @@ func failed(res []verify.Result) []verify.Result {
 }
 
 func TestCertificatesHealthy(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	res, f := runCerts(t, testEnv(tr, testNow))
 	if bad := failed(res); len(bad) > 0 {
 		t.Fatalf("healthy tree has failures: %+v", bad)
@@ -118,13 +118,13 @@ func TestCertificatesHealthy(t *testing.T) {
 }
 
 func TestCertificatesThresholdsAndChains(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	// expired apiserver, short-lived (warn) front-proxy-client, etcd member
 	// cert 3 days from expiry (fail), mis-chained admin cert.
 	must(t, tr.ReissueLeaf("/etc/kubernetes/ssl/apiserver.crt", testNow.Add(-400*24*time.Hour), testNow.Add(-time.Hour), nil))
 	must(t, tr.ReissueLeaf("/etc/kubernetes/ssl/front-proxy-client.crt", testNow.Add(-time.Hour), testNow.Add(20*24*time.Hour), nil))
 	must(t, tr.ReissueLeaf("/etc/ssl/etcd/ssl/member-node1.pem", testNow.Add(-time.Hour), testNow.Add(3*24*time.Hour), nil))
-	other, err := testharness.NewCA(testharness.ECDSAP256, "etcd-ca", testNow, testNow.Add(24*time.Hour*3650))
+	other, err := harness.NewCA(harness.ECDSAP256, "etcd-ca", testNow, testNow.Add(24*time.Hour*3650))
 	must(t, err)
 	must(t, tr.ReissueLeaf("/etc/ssl/etcd/ssl/admin-node1.pem", testNow.Add(-time.Hour), testNow.Add(365*24*time.Hour), other))
 	// key mismatch: node-node1 key replaced by node-node2's.
@@ -184,7 +184,7 @@ func must(t *testing.T, err error) {
 }
 
 func TestCertificatesMissingAndBroken(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	must(t, tr.Remove("/etc/ssl/etcd/ssl/member-node1.pem"))
 	must(t, tr.WriteFile("/etc/kubernetes/ssl/front-proxy-client.crt", []byte("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"), 0o644))
 	res, f := runCerts(t, testEnv(tr, testNow))
@@ -206,7 +206,7 @@ func TestCertificatesMissingAndBroken(t *testing.T) {
 }
 
 func TestCertificatesRSAAndNoKeyMaterial(t *testing.T) {
-	tr := buildTree(t, testharness.Config{Keys: testharness.RSA2048})
+	tr := buildTree(t, harness.Config{Keys: harness.RSA2048})
 	// A kubeconfig with a bearer token (kubeadm's bootstrap-kubelet.conf shape).
 	const token = "07401b.f395accd246ae52d"
 	must(t, tr.WriteFile("/etc/kubernetes/bootstrap-kubelet.conf", []byte("apiVersion: v1\nkind: Config\nusers:\n- name: tls-bootstrap-token-user\n  user:\n    token: "+token+"\n"), 0o600))
@@ -225,7 +225,7 @@ func TestCertificatesRSAAndNoKeyMaterial(t *testing.T) {
 }
 
 func TestInstallDrift(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	env := testEnv(tr, testNow)
 	res, facts, err := installLayer{}.Check(context.Background(), env)
 	must(t, err)
@@ -279,7 +279,7 @@ func TestInstallDrift(t *testing.T) {
 }
 
 func TestKubeletLayer(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	env := testEnv(tr, testNow)
 	res, facts, err := kubeletLayer{}.Check(context.Background(), env)
 	must(t, err)
@@ -304,7 +304,7 @@ func TestKubeletLayer(t *testing.T) {
 }
 
 func TestCNILayer(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	env := testEnv(tr, testNow)
 	res, facts, err := cniLayer{}.Check(context.Background(), env)
 	must(t, err)
@@ -359,7 +359,7 @@ func (missingSysFS) ReadDir(name string) ([]fs.DirEntry, error) {
 }
 
 func TestAddonsLayer(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	env := testEnv(tr, testNow)
 	if _, _, err := (addonsLayer{}).Check(context.Background(), env); err == nil {
 		t.Fatal("addons with nothing enabled should be not applicable")
@@ -435,7 +435,7 @@ func (c addonsFakeCmd) Output() ([]byte, error) { return []byte(c), nil }
 
 func TestSharedOracleHelpers(t *testing.T) {
 	// opensslName keeps the written RDN order.
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	m, _ := filepath.Glob(tr.Path("/var/lib/kubelet/pki/kubelet-client-2*.pem"))
 	if len(m) != 1 {
 		t.Fatalf("kubelet client files: %v", m)
@@ -469,7 +469,7 @@ func TestOptionsDefaults(t *testing.T) {
 // /proc/net/dev shows, held flannel.1 and cni0. Reading /sys/class/net
 // made a false "flannel.1 is missing" on every node.
 func TestCNIInterfacesFromProcNetDev(t *testing.T) {
-	tr := buildTree(t, testharness.Config{Interfaces: []string{"eth0", "ifb0", "ifb1", "lo"}})
+	tr := buildTree(t, harness.Config{Interfaces: []string{"eth0", "ifb0", "ifb1", "lo"}})
 	env := testEnv(tr, testNow)
 	env.Options.Groups = []string{"kube_node", "k8s_cluster"}
 	env.Options.KubeNetworkPlugin = "flannel"
@@ -513,7 +513,7 @@ vethb1d2c3e4:   12000     150    0    0    0     0          0         0    14000
 // it in a play on kube_control_plane only. That is not a failure there; it
 // still is on a control plane host, and a file in its place is on any.
 func TestLocalPathClaimRootOnWorkers(t *testing.T) {
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	env := testEnv(tr, testNow)
 	env.Options.LocalPathProvisionerEnabled = true
 	env.Options.Groups = []string{"kube_node", "k8s_cluster"}
@@ -540,7 +540,7 @@ func TestLocalPathClaimRootOnWorkers(t *testing.T) {
 // flannel's device is flannel.<flannel_vxlan_vni> on flannel_vxlan_port;
 // host-gw has no tunnel; wireguard has flannel-wg.
 func TestCNIFlannelBackends(t *testing.T) {
-	tr := buildTree(t, testharness.Config{Interfaces: []string{"eth0", "flannel.4096", "cni0"}})
+	tr := buildTree(t, harness.Config{Interfaces: []string{"eth0", "flannel.4096", "cni0"}})
 	env := testEnv(tr, testNow)
 	env.Options.Groups = []string{"kube_node", "k8s_cluster"}
 	env.Options.KubeNetworkPlugin = "flannel"

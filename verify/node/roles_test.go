@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -15,9 +15,9 @@ import (
 // etcd role, with etcd_deployment_type: host) and no further, as on the
 // node machines of test/e2e: etcd.env, make-ssl-etcd.sh's certificates and
 // the resolver files; nothing of kubelet, kubeadm or the network plugin.
-func etcdStageTree(t *testing.T) (*testharness.Tree, *Env) {
+func etcdStageTree(t *testing.T) (*harness.Tree, *Env) {
 	t.Helper()
-	tr := buildTree(t, testharness.Config{})
+	tr := buildTree(t, harness.Config{})
 	for _, p := range []string{"/etc/kubernetes", "/var/lib/kubelet", "/opt/cni", "/etc/cni"} {
 		must(t, os.RemoveAll(tr.Path(p)))
 	}

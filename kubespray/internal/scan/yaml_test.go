@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // edgeYAML exercises YAML 1.1 resolution as PyYAML (ansible-core's loader) does it.

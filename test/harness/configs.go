@@ -1,4 +1,4 @@
-package testharness
+package harness
 
 import (
 	"crypto/x509"
@@ -218,7 +218,7 @@ func (t *Tree) SetKubeadmConfig(old, new string) error {
 		return err
 	}
 	if !strings.Contains(data, old) {
-		return fmt.Errorf("testharness: %q not in %s", old, p)
+		return fmt.Errorf("harness: %q not in %s", old, p)
 	}
 	return t.WriteFile(p, []byte(strings.ReplaceAll(data, old, new)), 0o640)
 }

@@ -1,7 +1,7 @@
 // Command gentree writes a healthy kubespray-shaped node tree (see package
-// testharness) for benchmarks and manual runs of `layercheck node`:
+// harness) for benchmarks and manual runs of `layercheck node`:
 //
-//	go run ./internal/testharness/gentree -out DIR [-now 2026-11-30T14:22:06Z] [-rsa]
+//	go run ./test/harness/gentree -out DIR [-now 2026-11-30T14:22:06Z] [-rsa]
 //
 // The tree holds throw-away private keys.
 package main
@@ -12,7 +12,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/testharness"
+	"github.com/layercheck/layercheck/test/harness"
 )
 
 func main() {
@@ -29,15 +29,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gentree: -now:", err)
 		os.Exit(2)
 	}
-	cfg := testharness.Config{Now: t}
+	cfg := harness.Config{Now: t}
 	if *rsa {
-		cfg.Keys = testharness.RSA2048
+		cfg.Keys = harness.RSA2048
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "gentree:", err)
 		os.Exit(1)
 	}
-	if _, err := testharness.Build(*out, cfg); err != nil {
+	if _, err := harness.Build(*out, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "gentree:", err)
 		os.Exit(1)
 	}

@@ -1,4 +1,4 @@
-package testharness
+package harness
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-// Package testharness builds node trees for the tests: the files kubespray
+// Package harness builds node trees for the tests: the files kubespray
 // v2.31.0 leaves on a control-plane + etcd node, generated with crypto/x509
 // at a "now" the test passes in, so no test depends on today's date.
 //
@@ -16,7 +16,7 @@
 // and downloads in local_release_dir (/tmp/releases).
 //
 // The trees hold throw-away private keys; they live in t.TempDir().
-package testharness
+package harness
 
 import (
 	"crypto"
@@ -132,7 +132,7 @@ func (t *Tree) Remove(nodePath string) error { return os.Remove(t.Path(nodePath)
 // Build writes a healthy node tree under root.
 func Build(root string, cfg Config) (*Tree, error) {
 	if cfg.Now.IsZero() {
-		return nil, fmt.Errorf("testharness: Config.Now is required")
+		return nil, fmt.Errorf("harness: Config.Now is required")
 	}
 	cfg.defaults()
 	t := &Tree{Root: root, Config: cfg, keys: map[string]crypto.Signer{}}
@@ -377,7 +377,7 @@ func (t *Tree) ReissueLeaf(nodePath string, notBefore, notAfter time.Time, signe
 	}
 	key := t.keys[nodePath]
 	if key == nil {
-		return fmt.Errorf("testharness: no key known for %s", nodePath)
+		return fmt.Errorf("harness: no key known for %s", nodePath)
 	}
 	if signer == nil {
 		for _, ca := range []*CA{t.KubeCA, t.FrontProxyCA, t.EtcdCA} {
@@ -386,7 +386,7 @@ func (t *Tree) ReissueLeaf(nodePath string, notBefore, notAfter time.Time, signe
 			}
 		}
 		if signer == nil {
-			return fmt.Errorf("testharness: %s is not signed by a tree CA", nodePath)
+			return fmt.Errorf("harness: %s is not signed by a tree CA", nodePath)
 		}
 	}
 	l := Leaf{CN: old.Subject.CommonName, Org: old.Subject.Organization, DNS: old.DNSNames, IPs: old.IPAddresses,
