@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // Every known bug's evidence is what kubespray's own trees say: each

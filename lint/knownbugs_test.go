@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/layercheck/layercheck/internal/testutil"
 	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // knownBugCase shows one entry: the inventory's group_vars/all.yml (and

@@ -3,7 +3,7 @@ package scan
 import (
 	"testing"
 
-	"github.com/layercheck/layercheck/internal/testutil"
+	"github.com/layercheck/layercheck/test/testutil"
 )
 
 // A template chosen by a condition, a role run for one plugin, an {% if %}
