@@ -12,7 +12,7 @@ import (
 
 func init() {
 	registerRule("cluster-membership", SeverityWarning,
-		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), a control-plane host without kubeadm's control-plane taint, node_labels a Node does not have, node_taints a Node lacks, etcd_deployment_type kubeadm while etcd runs outside kubeadm, or host while kubeadm's etcd static pod runs (error), etcd members holding the name or peer URL of a host being (re)added (error), members no etcd host accounts for, learners",
+		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), cordoned Nodes an upgrade keeps cordoned, a control-plane host without kubeadm's control-plane taint, node_labels a Node does not have, node_taints a Node lacks, etcd_deployment_type kubeadm while etcd runs outside kubeadm, or host while kubeadm's etcd static pod runs (error), etcd members holding the name or peer URL of a host being (re)added (error), members no etcd host accounts for, learners",
 		checkClusterMembers)
 	otherSeverity["cluster-membership"] = []Severity{SeverityError, SeverityInfo}
 }
@@ -93,6 +93,18 @@ func checkClusterMembers(c *checkCtx) []Finding {
 			continue
 		}
 		untainted = append(untainted, h)
+	}
+	var cordoned []string
+	for _, h := range cluster {
+		if n := byName[nodeName(h)]; n != nil && n.Unschedulable {
+			cordoned = append(cordoned, h)
+		}
+	}
+	if len(cordoned) > 0 {
+		out = append(out, Finding{Rule: "cluster-membership", Severity: SeverityWarning, Hosts: cordoned,
+			Message: fmt.Sprintf("%d k8s_cluster host(s) are cordoned (Node spec.unschedulable): %s", len(cordoned), namesOf(cordoned)),
+			Why:     "upgrade-cluster.yml cordons and drains each node and uncordons it afterwards only when it found the node schedulable (roles/upgrade/pre-upgrade \"needs_cordoning\"): a node left cordoned, by hand or by an upgrade that failed on it, stays cordoned after the upgrade and takes no new pods.",
+			Fix:     "kubectl uncordon NAME before the run unless it is cordoned on purpose (or set upgrade_node_always_cordon: true, so that every node is cordoned and uncordoned)"})
 	}
 	out = append(out, c.nodeSettings(byName, nodeName)...)
 	if len(untainted) > 0 {

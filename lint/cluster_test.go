@@ -274,3 +274,35 @@ func TestPreflightDNSRecreated(t *testing.T) {
 	assert.Equal(t, `re-run cluster.yml (it recreates kube-system/nodelocaldns); set enable_nodelocaldns: false in the inventory (group_vars/k8s_cluster/k8s-cluster.yml) only if the cluster is meant to run without it`, f.Fix)
 	assert.Empty(t, find(lintDay2(t, "enable_nodelocaldns: false\n", st), "cluster-network", "enable_nodelocaldns"))
 }
+
+// The cluster the day-2 run's failed upgrade left: node1 cordoned. Before
+// the next upgrade the preflight says kubespray will keep it cordoned.
+func TestCordonedBeforeAnUpgrade(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"hosts.ini": "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode2\nnode3\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n",
+	})
+	inv, err := parser.Load(dir)
+	require.NoError(t, err)
+	cat, err := kubespray.Bundled("v2.31.0")
+	require.NoError(t, err)
+	st := &live.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.34.3", Nodes: []live.Node{
+		{Name: "node1", Ready: true, Unschedulable: true, Taints: []string{"node-role.kubernetes.io/control-plane:NoSchedule", "node.kubernetes.io/unschedulable:NoSchedule"}},
+		{Name: "node2", Ready: true}, {Name: "node3", Ready: true}}}
+	r := Run(Input{Inventory: inv, Catalogue: cat, Cluster: st})
+	checkSeverities(t, r)
+	var got []Finding
+	for _, f := range find(r, "cluster-membership", "") {
+		if strings.Contains(f.Message, "cordoned") {
+			got = append(got, f)
+		}
+	}
+	require.Len(t, got, 1, dump(r))
+	assert.Equal(t, SeverityWarning, got[0].Severity)
+	assert.Equal(t, "1 k8s_cluster host(s) are cordoned (Node spec.unschedulable): node1", got[0].Message)
+	assert.Contains(t, got[0].Why, "needs_cordoning")
+	st.Nodes[0].Unschedulable = false
+	r = Run(Input{Inventory: inv, Catalogue: cat, Cluster: st})
+	for _, f := range find(r, "cluster-membership", "") {
+		assert.NotContains(t, f.Message, "cordoned")
+	}
+}

@@ -69,6 +69,8 @@ type Node struct {
 	ReadyReason string `json:"ready_reason,omitempty"`
 	// PodCIDR is spec.podCIDR.
 	PodCIDR string `json:"pod_cidr,omitempty"`
+	// Unschedulable is spec.unschedulable: the Node is cordoned.
+	Unschedulable bool `json:"unschedulable,omitempty"`
 	// Taints are spec.taints as key[=value]:effect.
 	Taints []string          `json:"taints,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`

@@ -385,3 +385,30 @@ func TestKubeletsAgainstTheControlPlaneWithoutKubeVersion(t *testing.T) {
 	assert.Contains(t, r.Msg, "differs from the control plane's Kubernetes v1.34.3")
 	assert.Contains(t, r.Msg, "node3: kubelet v1.33.6")
 }
+
+// What the day-2 machines showed: an upgrade-cluster.yml that failed on
+// node1 after draining it left node1 cordoned, and kubespray's next,
+// successful upgrade kept it so (it uncordons only nodes it found
+// schedulable). A cordoned kube_node host fails; a control-plane-only one
+// warns.
+func TestCordonedNodes(t *testing.T) {
+	o := threeNode()
+	w := clustertest.Healthy(o, 4)
+	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	assert.Equal(t, verify.StatusOK, clustertest.Result(t, rep, "nodes", "schedulable").Status)
+
+	w.Node("node2").Spec.Unschedulable = true
+	rep = run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	r := clustertest.Result(t, rep, "nodes", "schedulable")
+	assert.Equal(t, verify.StatusFail, r.Status, "%+v", r)
+	assert.Contains(t, r.Msg, "1 node(s) cordoned (Node spec.unschedulable): node2")
+	assert.Contains(t, r.Remediation, "kubectl uncordon")
+	assert.Contains(t, r.Remediation, "needs_cordoning")
+
+	cpOnly := cluster.Options{KubeControlPlane: []string{"node1"}, KubeNode: []string{"node2", "node3"}, Etcd: []string{"node1"}}
+	w = clustertest.Healthy(cpOnly, 4)
+	w.Node("node1").Spec.Unschedulable = true
+	rep = run(t, cpOnly, w, ippool("10.233.64.0/18", "Never", "Always"))
+	r = clustertest.Result(t, rep, "nodes", "schedulable")
+	assert.Equal(t, verify.StatusWarn, r.Status, "%+v", r)
+}

@@ -161,6 +161,33 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 		add(verify.Result{Check: "taints", Status: verify.StatusOK, Msg: "control-plane and calico-rr taints match the inventory groups"})
 	}
 
+	// A cordoned Node: kubespray's upgrade drains and cordons each node
+	// and uncordons it only after its own successful pass, and only when
+	// it found the node schedulable (roles/upgrade/pre-upgrade
+	// needs_cordoning): a failed upgrade-cluster.yml leaves the node it was
+	// on cordoned, and every later upgrade keeps it so.
+	var cordoned []string
+	failCordon := false
+	for _, h := range inv.k8sCluster {
+		if n := byName[inv.nodeName(h)]; n != nil && n.Spec.Unschedulable {
+			cordoned = append(cordoned, inv.label(h))
+			failCordon = failCordon || inv.kubeNode[h]
+		}
+	}
+	if len(cordoned) > 0 {
+		st := verify.StatusWarn
+		if failCordon {
+			st = verify.StatusFail // a kube_node host takes no new pods
+		}
+		add(verify.Result{Check: "schedulable", Status: st,
+			Msg:      fmt.Sprintf("%d node(s) cordoned (Node spec.unschedulable): %s", len(cordoned), verify.Abridge(cordoned)),
+			Actual:   cordoned,
+			Remediation: "kubectl uncordon NAME, unless cordoned on purpose: a failed upgrade-cluster.yml leaves the node it was draining cordoned, " +
+				"and kubespray's later upgrades uncordon only nodes they found schedulable (roles/upgrade/pre-upgrade needs_cordoning; upgrade_node_always_cordon: true makes them cordon and uncordon every node)"})
+	} else if len(missing) < len(inv.k8sCluster) {
+		add(verify.Result{Check: "schedulable", Status: verify.StatusOK, Msg: "no inventory node is cordoned"})
+	}
+
 	for _, n := range nodes {
 		if !inv.nodes[n.Name] {
 			facts.Extra = append(facts.Extra, n.Name)

@@ -166,7 +166,8 @@ func apiMessage(err error) string {
 
 func liveNode(n *corev1.Node) live.Node {
 	ln := live.Node{Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion,
-		ContainerRuntimeVersion: n.Status.NodeInfo.ContainerRuntimeVersion, PodCIDR: n.Spec.PodCIDR, Labels: n.Labels}
+		ContainerRuntimeVersion: n.Status.NodeInfo.ContainerRuntimeVersion, PodCIDR: n.Spec.PodCIDR, Labels: n.Labels,
+		Unschedulable: n.Spec.Unschedulable}
 	ln.ReadyReason = "no Ready condition"
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
