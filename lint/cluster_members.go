@@ -12,7 +12,7 @@ import (
 
 func init() {
 	registerRule("cluster-membership", SeverityWarning,
-		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), cordoned Nodes an upgrade keeps cordoned, a control-plane host without kubeadm's control-plane taint, node_labels a Node does not have, node_taints a Node lacks, etcd_deployment_type kubeadm while etcd runs outside kubeadm, or host while kubeadm's etcd static pod runs (error), etcd members holding the name or peer URL of a host being (re)added (error), members no etcd host accounts for, learners",
+		"with the live cluster: k8s_cluster hosts without a Node (what scale.yml adds: info), Nodes the inventory no longer lists, kube_control_plane Nodes not Ready (error), cordoned Nodes an upgrade keeps cordoned, a control-plane host in kube_node whose taint the run removes (info), a control-plane host without kubeadm's control-plane taint, node_labels a Node does not have, node_taints a Node lacks, etcd_deployment_type kubeadm while etcd runs outside kubeadm, or host while kubeadm's etcd static pod runs (error), etcd members holding the name or peer URL of a host being (re)added (error), members no etcd host accounts for, learners",
 		checkClusterMembers)
 	otherSeverity["cluster-membership"] = []Severity{SeverityError, SeverityInfo}
 }
@@ -93,6 +93,18 @@ func checkClusterMembers(c *checkCtx) []Finding {
 			continue
 		}
 		untainted = append(untainted, h)
+	}
+	var toUntaint []string
+	for _, h := range cp {
+		if n := byName[nodeName(h)]; n != nil && inKubeNode[h] && slices.Contains(n.Taints, controlPlaneTaint) {
+			toUntaint = append(toUntaint, h)
+		}
+	}
+	if len(toUntaint) > 0 {
+		out = append(out, Finding{Rule: "cluster-membership", Severity: SeverityInfo, Hosts: toUntaint,
+			Message: fmt.Sprintf("%d kube_control_plane host(s) in kube_node carry the taint %s (Node spec.taints): %s; the run removes it and workloads will be scheduled there", len(toUntaint), controlPlaneTaint, namesOf(toUntaint)),
+			Why:     `cluster.yml and upgrade-cluster.yml run roles/kubernetes/control-plane/tasks/kubeadm-setup.yml "Kubeadm | Remove taint for control plane node with node role" on every kube_control_plane host in kube_node.`,
+			Fix:     "keep these hosts out of kube_node if the control plane should run no workloads"})
 	}
 	var cordoned []string
 	for _, h := range cluster {

@@ -306,3 +306,32 @@ func TestCordonedBeforeAnUpgrade(t *testing.T) {
 		assert.NotContains(t, f.Message, "cordoned")
 	}
 }
+
+// Trap 7 of the day-2 run: node1, the control plane, added to kube_node
+// while it carries kubeadm's taint. kubespray's cluster.yml removed the
+// taint ("Kubeadm | Remove taint for control plane node with node role"),
+// so the preflight says so, as information.
+func TestControlPlaneAddedToKubeNode(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"hosts.ini": "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode1\nnode2\nnode3\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n",
+	})
+	inv, err := parser.Load(dir)
+	require.NoError(t, err)
+	cat, err := kubespray.Bundled("v2.31.0")
+	require.NoError(t, err)
+	st := &live.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.35.4", Nodes: []live.Node{
+		{Name: "node1", Ready: true, Taints: []string{"node-role.kubernetes.io/control-plane:NoSchedule"}},
+		{Name: "node2", Ready: true}, {Name: "node3", Ready: true}}}
+	r := Run(Input{Inventory: inv, Catalogue: cat, Cluster: st})
+	checkSeverities(t, r)
+	var got []Finding
+	for _, f := range find(r, "cluster-membership", "") {
+		if strings.Contains(f.Message, "the run removes it") {
+			got = append(got, f)
+		}
+	}
+	require.Len(t, got, 1, dump(r))
+	assert.Equal(t, SeverityInfo, got[0].Severity)
+	assert.Equal(t, []string{"node1"}, got[0].Hosts)
+	assert.Contains(t, got[0].Why, "Kubeadm | Remove taint for control plane node with node role")
+}
