@@ -52,10 +52,21 @@ var (
 		"endswith": true, "lower": true, "upper": true, "strip": true, "replace": true, "join": true, "format": true, "append": true}
 )
 
+// ReadShapes is readShapes of the tasks under src and the templates
+// under tmpl (the release's whole tree: kubespray-src has no templates).
+func ReadShapes(src, tmpl string, defs map[string][]Def) (map[string]*Shape, error) {
+	set, err := taskSet(src)
+	if err != nil {
+		return nil, err
+	}
+	return readShapes(src, tmpl, defs, set)
+}
+
 // readShapes derives the Shape of the list and dict variables of defs,
 // and of the variables the tasks read as dicts (x.field where x is
-// defined in defs or tested with `x is defined`), from src's roles.
-func readShapes(src string, defs map[string][]Def, set map[string]string) (map[string]*Shape, error) {
+// defined in defs or tested with `x is defined`), from src's roles' tasks
+// and tmpl's roles' templates.
+func readShapes(src, tmpl string, defs map[string][]Def, set map[string]string) (map[string]*Shape, error) {
 	out := map[string]*Shape{}
 	// scalar: names whose default is a plain string, number or boolean; a
 	// "name.field" in a task is then no field read (import_tasks:
@@ -196,8 +207,8 @@ func readShapes(src string, defs map[string][]Def, set map[string]string) (map[s
 				}
 				// the template the task renders for each item reads
 				// more of it (hosts.toml.j2's item.server, item.mirrors)
-				if tmpl, text := loopTemplate(src, rel, task); text != "" {
-					reads, nested := loopReads(text, 0, "item", tmpl)
+				if file, text := loopTemplate(tmpl, rel, task); text != "" {
+					reads, nested := loopReads(text, 0, "item", file)
 					for _, r := range reads {
 						addFields(m[1], TypeList, r.source, r.field)
 					}
@@ -221,12 +232,15 @@ func readShapes(src string, defs map[string][]Def, set map[string]string) (map[s
 	if err != nil {
 		return nil, err
 	}
-	templates, err := walkFiles(filepath.Join(src, "roles"), ".j2")
+	if tmpl == "" {
+		return out, nil
+	}
+	templates, err := walkFiles(filepath.Join(tmpl, "roles"), ".j2")
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range templates {
-		rel, _ := filepath.Rel(src, p)
+		rel, _ := filepath.Rel(tmpl, p)
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err

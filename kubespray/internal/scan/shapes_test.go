@@ -30,7 +30,7 @@ func TestReadShapesTemplateLoops(t *testing.T) {
 			Default: []any{map[string]any{"prefix": "docker.io", "mirrors": []any{map[string]any{"host": "https://registry-1.docker.io", "skip_verify": false}}}}}},
 		"crio_registries": {{Type: TypeList, File: "roles/crio/defaults/main.yml", Line: 7, Default: []any{}}},
 	}
-	shapes, err := readShapes(src, defs, map[string]string{})
+	shapes, err := readShapes(src, src, defs, map[string]string{})
 	require.NoError(t, err)
 
 	c := shapes["containerd_registries_mirrors"]
