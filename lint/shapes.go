@@ -12,7 +12,7 @@ import (
 
 func init() {
 	registerRule("variable-shape", SeverityError,
-		"a list or dict variable written in another structure than kubespray reads (kubeadm_patches as the old dict, upstream_dns_servers as a string, elements without the fields kubespray's tasks read), with the release that changed it",
+		"a list or dict variable written in another structure than kubespray reads (kubeadm_patches as the old dict, upstream_dns_servers as a string, an item that is no dict where kubespray's loops read fields of each item), with the release that changed it",
 		checkShapes)
 }
 
@@ -76,6 +76,9 @@ func describeValue(v *parser.Value) string {
 	k := kindOf(v)
 	if v.Kind == parser.KindMap && v.Map != nil && len(v.Map.Keys) > 0 {
 		return "a dict (" + strings.Join(v.Map.Keys, ", ") + ")"
+	}
+	if k == "int" {
+		return "an int"
 	}
 	return "a " + k
 }
@@ -181,6 +184,7 @@ func (c *checkCtx) itemFindings(u use) []Finding {
 				problem += fmt.Sprintf(" (%s, %s)", describe(s), s.Source)
 			}
 			f := c.finding("variable-shape", SeverityError, u)
+			f.Value = e.Display()
 			if e.Pos.Line > 0 && u.ours != nil && e.Pos.File == u.ours.Pos.File {
 				f.Where = c.where(e.Pos)
 			}

@@ -39,11 +39,24 @@ func TestShapeItems(t *testing.T) {
 	assert.Equal(t, vars+":7:5", top.Where)
 	assert.Equal(t, "containerd_registries_mirrors[1] is a str \"quay.io\"; kubespray v2.31.0 reads each item of containerd_registries_mirrors as a dict: "+
 		"roles/container-engine/containerd/tasks/main.yml:82 reads .prefix of each item", top.Message)
+	assert.Equal(t, `"quay.io"`, top.Value)
 	assert.Contains(t, top.Fix, "write containerd_registries_mirrors[1] as a dict with mirrors, prefix, server")
 
 	assert.Equal(t, vars+":6:9", nested.Where)
 	assert.Equal(t, "containerd_registries_mirrors[0].mirrors[1] is a str \"https://second.example\"; kubespray v2.31.0 reads each item of containerd_registries_mirrors[0].mirrors as a dict: "+
 		"roles/container-engine/containerd/templates/hosts.toml.j2:3 reads .host of each item", nested.Message)
+
+	// a number among a template-read nested list: crio_registries' mirrors,
+	// whose location registry.conf.j2 reads
+	num := t.TempDir()
+	testutil.WriteTree(t, num, map[string]string{
+		"hosts.ini": strings.Replace(groupsINI, "%s", "node1", 1),
+		vars:        "crio_registries:\n  - prefix: docker.io\n    location: mirror.example\n    mirrors:\n      - 5000\n",
+	})
+	n := one(t, lintRelease(t, "v2.31.0", num), "variable-shape", "crio_registries")
+	assert.Equal(t, vars+":5:9", n.Where)
+	assert.Contains(t, n.Message, "crio_registries[0].mirrors[0] is an int 5000; kubespray v2.31.0 reads each item of crio_registries[0].mirrors as a dict: roles/container-engine/cri-o/templates/registry.conf.j2:")
+	assert.Contains(t, n.Message, "reads .location of each item")
 
 	// the same value written right: no finding
 	ok := t.TempDir()
