@@ -2,6 +2,8 @@ package lint
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
@@ -10,7 +12,7 @@ import (
 
 func init() {
 	registerRule("variable-shape", SeverityError,
-		"a list or dict variable written in another structure than kubespray reads (kubeadm_patches as the old dict, upstream_dns_servers as a string, elements without the fields kubespray's tasks read), with the release that changed it",
+		"a list or dict variable written in another structure than kubespray reads (kubeadm_patches as the old dict, upstream_dns_servers as a string, an item that is no dict where kubespray's loops read fields of each item), with the release that changed it",
 		checkShapes)
 }
 
@@ -48,7 +50,9 @@ func checkShapes(c *checkCtx) []Finding {
 	for _, u := range groups.list() {
 		if f, ok := c.shapeFinding(u); ok {
 			out = append(out, f)
+			continue
 		}
+		out = append(out, c.itemFindings(u)...)
 	}
 	return out
 }
@@ -73,6 +77,9 @@ func describeValue(v *parser.Value) string {
 	if v.Kind == parser.KindMap && v.Map != nil && len(v.Map.Keys) > 0 {
 		return "a dict (" + strings.Join(v.Map.Keys, ", ") + ")"
 	}
+	if k == "int" {
+		return "an int"
+	}
 	return "a " + k
 }
 
@@ -85,7 +92,7 @@ func (c *checkCtx) shapeFinding(u use) (Finding, bool) {
 	switch {
 	case kind != s.Kind:
 		problem = fmt.Sprintf("%s is %s; kubespray %s reads %s (%s)", u.name, describeValue(v), releaseName(c.cat), describe(s), s.Source)
-	case kind == "list" && s.Elem != "":
+	case kind == "list" && s.Elem != "" && s.Elem != "dict":
 		for i, e := range v.List {
 			ek := kindOf(e)
 			if ek == "" {
@@ -95,10 +102,6 @@ func (c *checkCtx) shapeFinding(u use) (Finding, bool) {
 				problem = fmt.Sprintf("element %d of %s is %s; kubespray %s reads %s (%s)", i+1, u.name, describeValue(e), releaseName(c.cat), describe(s), s.Source)
 				break
 			}
-			// Fields the catalogue does not list are not reported: its
-			// shapes come from defaults and tasks, and templates read more
-			// (crio_registries' insecure, blocked, mirrors in
-			// registries.conf.j2), so an unlisted field may well be read.
 		}
 	}
 	if problem == "" {
@@ -138,4 +141,95 @@ func shapeChange(name string, v *parser.Value, cat *kubespray.Catalogue) string 
 		}
 	}
 	return fmt.Sprintf(" kubespray read %s as %s up to %s (%s); %s changed it.", name, describe(was), last, was.Source, changed)
+}
+
+// itemFindings checks every item of a list kubespray reads as a list of
+// dicts, and every element of the items' fields that are lists of dicts
+// themselves: a string or number where a dict is expected is one finding
+// each, with the path to the item (containerd_registries_mirrors[0].mirrors[2])
+// and the field kubespray's loop reads of each item. Fields the catalogue
+// does not list are not reported: kubespray's templates may read fields
+// its shapes do not see (a field read through a filter or a macro).
+func (c *checkCtx) itemFindings(u use) []Finding {
+	s := c.cat.Shape(u.name)
+	v := u.judge
+	if s == nil || s.Kind != "list" || s.Elem != "dict" || kindOf(v) != "list" {
+		return nil
+	}
+	var out []Finding
+	var walk func(path string, l *parser.Value, s *kubespray.Shape, depth int)
+	walk = func(path string, l *parser.Value, s *kubespray.Shape, depth int) {
+		if depth > 20 {
+			return
+		}
+		for i, e := range l.List {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			switch kindOf(e) {
+			case "":
+				continue
+			case "dict":
+				for _, f := range sortedFields(s.Items) {
+					x := e.Map.Get(f)
+					if kindOf(x) == "list" {
+						walk(p+"."+f, x, s.Items[f], depth+1)
+					}
+				}
+				continue
+			}
+			field, read := itemRead(s)
+			problem := fmt.Sprintf("%s is %s %s; kubespray %s reads each item of %s as a dict", p, describeValue(e), e.Display(), releaseName(c.cat), path)
+			if read != "" {
+				problem += fmt.Sprintf(": %s reads .%s of each item", read, field)
+			} else {
+				problem += fmt.Sprintf(" (%s, %s)", describe(s), s.Source)
+			}
+			f := c.finding("variable-shape", SeverityError, u)
+			f.Value = e.Display()
+			if e.Pos.Line > 0 && u.ours != nil && e.Pos.File == u.ours.Pos.File {
+				f.Where = c.where(e.Pos)
+			}
+			f.Message = problem
+			f.Why = fmt.Sprintf("kubespray's loop over %s reads the fields of each item by name (%s): a %s has none, and the run fails where the loop reads it.", path, describe(s), kindOf(e))
+			f.Fix = fmt.Sprintf("write %s as a dict with %s", p, strings.Join(s.Fields, ", "))
+			out = append(out, f)
+		}
+	}
+	walk(u.name, v, s, 0)
+	return out
+}
+
+// itemRead is the field kubespray's loop reads of each item of a list
+// shaped s, and where: a task's loop first (it runs before the templates
+// it renders), else the first line of the first template; "" when the
+// shape has no reads.
+func itemRead(s *kubespray.Shape) (field, read string) {
+	before := func(a, b string) bool {
+		at, bt := strings.Contains(a, "/tasks/"), strings.Contains(b, "/tasks/")
+		if at != bt {
+			return at
+		}
+		af, al, _ := strings.Cut(a, ":")
+		bf, bl, _ := strings.Cut(b, ":")
+		if af != bf {
+			return af < bf
+		}
+		ai, _ := strconv.Atoi(al)
+		bi, _ := strconv.Atoi(bl)
+		return ai < bi
+	}
+	for _, f := range s.Fields {
+		if r := s.Reads[f]; r != "" && (read == "" || before(r, read)) {
+			field, read = f, r
+		}
+	}
+	return field, read
+}
+
+func sortedFields(m map[string]*kubespray.Shape) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -230,6 +230,10 @@ func Generate(dataDir, srcDir, outDir string, prov Provenance) ([]*File, error) 
 			if f.Release.Guarded, err = ReadGuards(filepath.Join(prov.FullDir, version), t.Defs); err != nil {
 				return nil, fmt.Errorf("kubespray %s: %w", version, err)
 			}
+			// and the shapes' fields read by templates too
+			if f.Release.Shapes, err = ReadShapes(src, filepath.Join(prov.FullDir, version), t.Defs); err != nil {
+				return nil, fmt.Errorf("kubespray %s: %w", version, err)
+			}
 		}
 		b, err := f.Encode()
 		if err != nil {

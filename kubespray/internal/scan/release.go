@@ -165,7 +165,7 @@ func ReadRelease(src, dataDir string, defs map[string][]Def) (*Release, error) {
 	if r.Preflight, err = ReadPreflight(src, defs, set); err != nil {
 		return nil, err
 	}
-	if r.Shapes, err = readShapes(src, defs, set); err != nil {
+	if r.Shapes, err = readShapes(src, src, defs, set); err != nil {
 		return nil, err
 	}
 	return r, nil
