@@ -86,6 +86,13 @@ func checkNoEffect(c *checkCtx) []Finding {
 		reads := c.cat.Guarded(name)
 	use:
 		for _, u := range uses {
+			// A value that only restates kubespray's default changes
+			// nothing wherever it is read: kubespray's sample inventories
+			// keep each network plugin's defaults in a file of its own
+			// (k8s-net-kube-ovn.yml) whatever plugin runs.
+			if d := c.defaultOf(name); d != nil && u.ours != nil && d.Kind == u.ours.Kind && d.Display() == u.ours.Display() {
+				continue
+			}
 			// the guards false on the first host; every host must have
 			// one false guard per read
 			var first []*kubespray.Guard

@@ -119,3 +119,21 @@ func TestNoEffectCalicoWithFlannel(t *testing.T) {
 		t.Fatalf("calico: want no no-effect, got %+v", fs)
 	}
 }
+
+// Linting kubespray v2.26.1's own sample for v2.31.0 (its upgrade golden)
+// found kube_ovn_* settings "with no effect" under calico: the sample's
+// k8s-net-kube-ovn.yml restates kube-ovn's defaults. A value equal to
+// kubespray's default is no mistake; another value is.
+func TestNoEffectSkipsTheDefault(t *testing.T) {
+	files := map[string]string{
+		"hosts.ini": noEffectHosts,
+		"group_vars/k8s_cluster/k8s-net-kube-ovn.yml": "kube_ovn_external_address: 8.8.8.8\n",
+	}
+	if fs := noEffect(lintNoEffect(t, "v2.31.0", files)); len(fs) != 0 {
+		t.Fatalf("kube-ovn's default restated: want no no-effect, got %+v", fs)
+	}
+	files["group_vars/k8s_cluster/k8s-net-kube-ovn.yml"] = "kube_ovn_external_address: 9.9.9.9\n"
+	if fs := noEffect(lintNoEffect(t, "v2.31.0", files)); len(fs) != 1 {
+		t.Fatalf("another address: want one no-effect, got %+v", fs)
+	}
+}
