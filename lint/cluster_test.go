@@ -275,36 +275,41 @@ func TestPreflightDNSRecreated(t *testing.T) {
 	assert.Empty(t, find(lintDay2(t, "enable_nodelocaldns: false\n", st), "cluster-network", "enable_nodelocaldns"))
 }
 
-// The cluster the day-2 run's failed upgrade left: node1 cordoned. Before
-// the next upgrade the preflight says kubespray will keep it cordoned.
-func TestCordonedBeforeAnUpgrade(t *testing.T) {
-	dir := writeTree(t, map[string]string{
-		"hosts.ini": "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode2\nnode3\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n",
-	})
-	inv, err := parser.Load(dir)
+// membershipFindings lints hosts (an INI inventory) for kubespray v2.31.0 against
+// the cluster st and returns the cluster-membership findings whose
+// message contains about.
+func membershipFindings(t *testing.T, hosts string, st *live.State, about string) ([]Finding, *Report) {
+	t.Helper()
+	inv, err := parser.Load(writeTree(t, map[string]string{"hosts.ini": hosts}))
 	require.NoError(t, err)
 	cat, err := kubespray.Bundled("v2.31.0")
 	require.NoError(t, err)
-	st := &live.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.34.3", Nodes: []live.Node{
-		{Name: "node1", Ready: true, Unschedulable: true, Taints: []string{"node-role.kubernetes.io/control-plane:NoSchedule", "node.kubernetes.io/unschedulable:NoSchedule"}},
-		{Name: "node2", Ready: true}, {Name: "node3", Ready: true}}}
 	r := Run(Input{Inventory: inv, Catalogue: cat, Cluster: st})
 	checkSeverities(t, r)
 	var got []Finding
 	for _, f := range find(r, "cluster-membership", "") {
-		if strings.Contains(f.Message, "cordoned") {
+		if strings.Contains(f.Message, about) {
 			got = append(got, f)
 		}
 	}
+	return got, r
+}
+
+// The cluster the day-2 run's failed upgrade left: node1 cordoned. Before
+// the next upgrade the preflight says kubespray will keep it cordoned.
+func TestCordonedBeforeAnUpgrade(t *testing.T) {
+	hosts := "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode2\nnode3\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n"
+	st := &live.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.34.3", Nodes: []live.Node{
+		{Name: "node1", Ready: true, Unschedulable: true, Taints: []string{"node-role.kubernetes.io/control-plane:NoSchedule", "node.kubernetes.io/unschedulable:NoSchedule"}},
+		{Name: "node2", Ready: true}, {Name: "node3", Ready: true}}}
+	got, r := membershipFindings(t, hosts, st, "cordoned")
 	require.Len(t, got, 1, dump(r))
 	assert.Equal(t, SeverityWarning, got[0].Severity)
 	assert.Equal(t, "1 k8s_cluster host(s) are cordoned (Node spec.unschedulable): node1", got[0].Message)
 	assert.Contains(t, got[0].Why, "needs_cordoning")
 	st.Nodes[0].Unschedulable = false
-	r = Run(Input{Inventory: inv, Catalogue: cat, Cluster: st})
-	for _, f := range find(r, "cluster-membership", "") {
-		assert.NotContains(t, f.Message, "cordoned")
-	}
+	got, _ = membershipFindings(t, hosts, st, "cordoned")
+	assert.Empty(t, got)
 }
 
 // Trap 7 of the day-2 run: node1, the control plane, added to kube_node
@@ -312,24 +317,10 @@ func TestCordonedBeforeAnUpgrade(t *testing.T) {
 // taint ("Kubeadm | Remove taint for control plane node with node role"),
 // so the preflight says so, as information.
 func TestControlPlaneAddedToKubeNode(t *testing.T) {
-	dir := writeTree(t, map[string]string{
-		"hosts.ini": "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode1\nnode2\nnode3\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n",
-	})
-	inv, err := parser.Load(dir)
-	require.NoError(t, err)
-	cat, err := kubespray.Bundled("v2.31.0")
-	require.NoError(t, err)
 	st := &live.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.35.4", Nodes: []live.Node{
 		{Name: "node1", Ready: true, Taints: []string{"node-role.kubernetes.io/control-plane:NoSchedule"}},
 		{Name: "node2", Ready: true}, {Name: "node3", Ready: true}}}
-	r := Run(Input{Inventory: inv, Catalogue: cat, Cluster: st})
-	checkSeverities(t, r)
-	var got []Finding
-	for _, f := range find(r, "cluster-membership", "") {
-		if strings.Contains(f.Message, "the run removes it") {
-			got = append(got, f)
-		}
-	}
+	got, r := membershipFindings(t, "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode1\nnode2\nnode3\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n", st, "the run removes it")
 	require.Len(t, got, 1, dump(r))
 	assert.Equal(t, SeverityInfo, got[0].Severity)
 	assert.Equal(t, []string{"node1"}, got[0].Hosts)

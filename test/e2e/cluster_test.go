@@ -106,15 +106,7 @@ func TestKubesprayCluster(t *testing.T) {
 	if !reuse {
 		_, _ = run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "down")
 	}
-	t.Cleanup(func() {
-		if os.Getenv("LAYERCHECK_E2E_KEEP") != "" {
-			t.Logf("LAYERCHECK_E2E_KEEP: the nodes are left running (%s down stops them)", nodesScript())
-			return
-		}
-		if out, err := run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "down"); err != nil {
-			t.Errorf("nodes down: %v\n%s", err, out)
-		}
-	})
+	downAtEnd(t, s.log("nodes"))
 	if !reuse {
 		rec.timed("nodes up (3 systemd-nspawn machines)", func() {
 			if out, err := run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "up", "3"); err != nil {

@@ -140,15 +140,7 @@ func TestKubesprayDay2(t *testing.T) {
 	} else {
 		_, _ = run(t, timeoutNodes, d.log("nodes"), repoRoot, nil, nodesScript(), "down")
 	}
-	t.Cleanup(func() {
-		if os.Getenv("LAYERCHECK_E2E_KEEP") != "" {
-			t.Logf("LAYERCHECK_E2E_KEEP: the nodes are left running (%s down stops them)", nodesScript())
-			return
-		}
-		if out, err := run(t, timeoutNodes, d.log("nodes"), repoRoot, nil, nodesScript(), "down"); err != nil {
-			t.Errorf("nodes down: %v\n%s", err, out)
-		}
-	})
+	downAtEnd(t, d.log("nodes"))
 	if resume == "" {
 		rec.timed("nodes up (4 systemd-nspawn machines; node4 waits for scale.yml)", func() {
 			if out, err := run(t, timeoutNodes, d.log("nodes"), repoRoot, nil, nodesScript(), "up", "4"); err != nil {

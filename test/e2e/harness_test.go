@@ -179,3 +179,17 @@ func onNode(t *testing.T, node, script string) string {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// downAtEnd takes the nodes down when the test ends, unless
+// LAYERCHECK_E2E_KEEP leaves them running for a later run.
+func downAtEnd(t *testing.T, logFile string) {
+	t.Cleanup(func() {
+		if os.Getenv("LAYERCHECK_E2E_KEEP") != "" {
+			t.Logf("LAYERCHECK_E2E_KEEP: the nodes are left running (%s down stops them)", nodesScript())
+			return
+		}
+		if out, err := run(t, timeoutNodes, logFile, repoRoot, nil, nodesScript(), "down"); err != nil {
+			t.Errorf("nodes down: %v\n%s", err, out)
+		}
+	})
+}
