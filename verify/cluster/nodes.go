@@ -180,8 +180,8 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 			st = verify.StatusFail // a kube_node host takes no new pods
 		}
 		add(verify.Result{Check: "schedulable", Status: st,
-			Msg:      fmt.Sprintf("%d node(s) cordoned (Node spec.unschedulable): %s", len(cordoned), verify.Abridge(cordoned)),
-			Actual:   cordoned,
+			Msg:    fmt.Sprintf("%d node(s) cordoned (Node spec.unschedulable): %s", len(cordoned), verify.Abridge(cordoned)),
+			Actual: cordoned,
 			Remediation: "kubectl uncordon NAME, unless cordoned on purpose: a failed upgrade-cluster.yml leaves the node it was draining cordoned, " +
 				"and kubespray's later upgrades uncordon only nodes they found schedulable (roles/upgrade/pre-upgrade needs_cordoning; upgrade_node_always_cordon: true makes them cordon and uncordon every node)"})
 	} else if len(missing) < len(inv.k8sCluster) {
