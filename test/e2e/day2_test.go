@@ -941,6 +941,11 @@ func verdictLine(t *testing.T, pr playResult, hosts []string) string {
 				continue
 			}
 			for _, r := range lr.Results {
+				// kubespray #13072's script warning is on every control
+				// plane with auto_renew_certificates: said once, above.
+				if r.Status == verify.StatusWarn && strings.HasPrefix(r.Check, "renew_script:") {
+					continue
+				}
 				if r.Status != verify.StatusOK && r.Status != verify.StatusSkipped {
 					bad = append(bad, fmt.Sprintf("%s %s %s/%s: %s", who, r.Status, l, r.Check, r.Msg))
 				}

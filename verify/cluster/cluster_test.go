@@ -8,6 +8,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -411,4 +412,25 @@ func TestCordonedNodes(t *testing.T) {
 	rep = run(t, cpOnly, w, ippool("10.233.64.0/18", "Never", "Always"))
 	r = clustertest.Result(t, rep, "nodes", "schedulable")
 	assert.Equal(t, verify.StatusWarn, r.Status, "%+v", r)
+}
+
+// Trap 2 of the day-2 machines: kube_pods_subnet changed in the inventory
+// from 10.233.64.0/18 to 10.234.64.0/18. cluster.yml finished, re-rendered
+// flannel's network from the new value and left the Nodes' podCIDRs in the
+// old range, which verify then did not see. The nodes layer says so.
+func TestPodCIDROutsideKubePodsSubnet(t *testing.T) {
+	o := threeNode()
+	w := clustertest.Healthy(o, 4)
+	for i, n := range w.Nodes {
+		n.Spec.PodCIDR = fmt.Sprintf("10.233.%d.0/24", 64+i)
+	}
+	rep := run(t, o, w, ippool("10.233.64.0/18", "Never", "Always"))
+	assert.Equal(t, verify.StatusOK, clustertest.Result(t, rep, "nodes", "pod_cidr").Status)
+
+	o.KubePodsSubnet = "10.234.64.0/18"
+	rep = run(t, o, w, ippool("10.234.64.0/18", "Never", "Always"))
+	r := clustertest.Result(t, rep, "nodes", "pod_cidr")
+	assert.Equal(t, verify.StatusFail, r.Status, "%+v", r)
+	assert.Contains(t, r.Msg, "3 node(s) have a podCIDR outside kube_pods_subnet 10.234.64.0/18 (Node spec.podCIDR): node1: 10.233.64.0/24")
+	assert.Contains(t, r.Remediation, "cannot change on a running cluster")
 }

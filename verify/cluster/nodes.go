@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 
@@ -159,6 +160,32 @@ func (nodesLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, er
 			Remediation: "the inventory groups are the scheduling policy: rerun cluster.yml --tags control-plane for the listed hosts, or apply the kubectl taint command given for each"})
 	} else if len(missing) < len(inv.k8sCluster) {
 		add(verify.Result{Check: "taints", Status: verify.StatusOK, Msg: "control-plane and calico-rr taints match the inventory groups"})
+	}
+
+	// Each Node's podCIDR comes from kube-controller-manager's
+	// cluster-cidr as kubeadm set it at init; kubespray re-renders the CNI's
+	// network (flannel's net-conf.json) from kube_pods_subnet on every run,
+	// so a kube_pods_subnet changed in the inventory leaves the Nodes'
+	// podCIDRs outside the CNI's network (the day-2 machines' trap 2).
+	var outside []string
+	want, wantErr := netip.ParsePrefix(strings.Split(o.KubePodsSubnet, ",")[0])
+	for _, h := range inv.k8sCluster {
+		n := byName[inv.nodeName(h)]
+		if n == nil || n.Spec.PodCIDR == "" || wantErr != nil {
+			continue
+		}
+		if p, err := netip.ParsePrefix(n.Spec.PodCIDR); err == nil && p.Addr().Is4() == want.Addr().Is4() &&
+			!(want.Contains(p.Addr()) && p.Bits() >= want.Bits()) {
+			outside = append(outside, fmt.Sprintf("%s: %s", inv.label(h), n.Spec.PodCIDR))
+		}
+	}
+	if len(outside) > 0 {
+		add(verify.Result{Check: "pod_cidr", Status: verify.StatusFail,
+			Msg:      fmt.Sprintf("%d node(s) have a podCIDR outside kube_pods_subnet %s (Node spec.podCIDR): %s", len(outside), o.KubePodsSubnet, verify.AbridgeSemi(outside)),
+			Expected: o.KubePodsSubnet, Actual: outside,
+			Remediation: "kube_pods_subnet cannot change on a running cluster (kubeadm gave the Nodes their podCIDRs at init, and kubespray re-renders the CNI's network from the inventory): set it back to the cluster's range and re-run cluster.yml"})
+	} else if wantErr == nil && len(missing) < len(inv.k8sCluster) {
+		add(verify.Result{Check: "pod_cidr", Status: verify.StatusOK, Msg: "every node's podCIDR is inside kube_pods_subnet " + o.KubePodsSubnet})
 	}
 
 	// A cordoned Node: kubespray's upgrade drains and cordons each node
