@@ -242,8 +242,8 @@ func cell(s string) string {
 		return "not run"
 	}
 	s = strings.ReplaceAll(s, "|", `\|`)
-	if len(s) > 160 {
-		s = s[:157] + "..."
+	if r := []rune(s); len(r) > 160 {
+		s = string(r[:157]) + "..."
 	}
 	return s
 }
@@ -298,8 +298,8 @@ func cellN(s string, n int) string {
 		return "not run"
 	}
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
-	if len(s) > n {
-		s = s[:n-3] + "..."
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-3]) + "..."
 	}
 	return s
 }
