@@ -322,20 +322,7 @@ func (g *guardScan) readYAML() error {
 // loadEachAll is loadEach that also calls f (doc nil) for a file that does
 // not load, so that its text is still indexed.
 func loadEachAll(src string, files []string, f func(rel string, data []byte, doc *parser.Value)) error {
-	for _, p := range files {
-		rel, _ := filepath.Rel(src, p)
-		rel = filepath.ToSlash(rel)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		doc, err := parser.LoadYAML(rel, data, nil)
-		if err != nil {
-			doc = nil
-		}
-		f(rel, data, doc)
-	}
-	return nil
+	return loadFiles(src, files, true, f)
 }
 
 // indexText records every identifier of a YAML file, outside comment

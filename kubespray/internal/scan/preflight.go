@@ -532,6 +532,12 @@ func walkYAML(root string, skip []string, keep func(string) bool) ([]string, err
 // loader and calls f with its slash-separated name relative to src; a
 // file that does not load is skipped (not a task file).
 func loadEach(src string, files []string, f func(rel string, data []byte, doc *parser.Value)) error {
+	return loadFiles(src, files, false, f)
+}
+
+// loadFiles is loadEach and loadEachAll: a file that does not load is
+// skipped, or with unloadable handed to f with a nil doc.
+func loadFiles(src string, files []string, unloadable bool, f func(rel string, data []byte, doc *parser.Value)) error {
 	for _, p := range files {
 		rel, _ := filepath.Rel(src, p)
 		rel = filepath.ToSlash(rel)
@@ -541,7 +547,10 @@ func loadEach(src string, files []string, f func(rel string, data []byte, doc *p
 		}
 		doc, err := parser.LoadYAML(rel, data, nil)
 		if err != nil {
-			continue
+			if !unloadable {
+				continue
+			}
+			doc = nil
 		}
 		f(rel, data, doc)
 	}
