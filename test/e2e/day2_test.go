@@ -675,26 +675,37 @@ func findingCell(f *lint.Finding) string {
 // readVerifyFactsOf is readVerifyFacts for the given hosts.
 func readVerifyFactsOf(t *testing.T, name, facts, out string, hosts []string) (map[string]*node.Report, *cluster.Report) {
 	t.Helper()
+	reps, crep, err := loadVerifyFacts(facts, hosts)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, tail(out, 40))
+	}
+	return reps, crep
+}
+
+// loadVerifyFacts reads, from a jsonfile fact cache, each host's
+// layercheck_node and node1's (the first control plane's)
+// layercheck_cluster.
+func loadVerifyFacts(facts string, hosts []string) (map[string]*node.Report, *cluster.Report, error) {
 	reps := map[string]*node.Report{}
 	var crep *cluster.Report
 	for _, h := range hosts {
 		data, err := os.ReadFile(filepath.Join(facts, h))
 		if err != nil {
-			t.Fatalf("%s: verify.yml left no facts for %s: %v\n%s", name, h, err, tail(out, 40))
+			return nil, nil, fmt.Errorf("verify.yml left no facts for %s: %v", h, err)
 		}
 		var f struct {
 			Node    *node.Report    `json:"layercheck_node"`
 			Cluster *cluster.Report `json:"layercheck_cluster"`
 		}
 		if err := json.Unmarshal(data, &f); err != nil || f.Node == nil {
-			t.Fatalf("%s: facts of %s: no layercheck_node (%v)", name, h, err)
+			return nil, nil, fmt.Errorf("facts of %s: no layercheck_node (%v)", h, err)
 		}
 		reps[h] = f.Node
 		if h == "node1" {
 			crep = f.Cluster
 		}
 	}
-	return reps, crep
+	return reps, crep, nil
 }
 
 // trapSpec is a trap run on the upgraded cluster: seed it (on the cluster
@@ -914,24 +925,9 @@ func findingPrefix(rep *lint.Report, rule string, re *regexp.Regexp) *lint.Findi
 // "every layer ok".
 func verdictLine(t *testing.T, pr playResult, hosts []string) string {
 	t.Helper()
-	reps := map[string]*node.Report{}
-	var crep *cluster.Report
-	for _, h := range hosts {
-		data, err := os.ReadFile(filepath.Join(pr.facts, h))
-		if err != nil {
-			return "no facts (" + pr.failedAt + ")"
-		}
-		var f struct {
-			Node    *node.Report    `json:"layercheck_node"`
-			Cluster *cluster.Report `json:"layercheck_cluster"`
-		}
-		if json.Unmarshal(data, &f) != nil || f.Node == nil {
-			return "no layercheck_node for " + h
-		}
-		reps[h] = f.Node
-		if h == "node1" {
-			crep = f.Cluster
-		}
+	reps, crep, err := loadVerifyFacts(pr.facts, hosts)
+	if err != nil {
+		return err.Error() + " (" + pr.failedAt + ")"
 	}
 	var bad []string
 	add := func(who string, layers map[string]*verify.LayerReport) {
