@@ -16,13 +16,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -138,7 +135,7 @@ func TestEtcdCertificateDueIn20DaysFires(t *testing.T) {
 	exposition := stdout.String()
 	require.Contains(t, exposition, fmt.Sprintf(`path=%q,renewer="make-ssl-etcd.sh"`, member))
 
-	series, value := inputSeries(t, exposition, now)
+	series, value := testutil.PromInputSeries(t, exposition, now)
 	assert.Equal(t, float64(20*24*3600), value[member], "the member certificate's not_after, shifted")
 
 	expLabels := map[string]string{
@@ -175,48 +172,6 @@ func TestEtcdCertificateDueIn20DaysFires(t *testing.T) {
 	out, code := runPromtool(t, "test", "rules", f)
 	require.Equal(t, 0, code, "%s\n%s", out, data)
 	assert.Contains(t, out, "SUCCESS")
-}
-
-// inputSeries turns the exposition into promtool input series, each value
-// held for two hours, timestamps (names ending in _timestamp_seconds)
-// shifted by at; it also returns the shifted not_after of each
-// certificate path.
-func inputSeries(t *testing.T, exposition string, at time.Time) ([]any, map[string]float64) {
-	t.Helper()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(strings.NewReader(exposition))
-	require.NoError(t, err)
-	var out []any
-	notAfter := map[string]float64{}
-	names := make([]string, 0, len(mfs))
-	for n := range mfs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		for _, m := range mfs[name].GetMetric() {
-			labels := []string{`instance="node1:9100"`, `job="node"`}
-			path := ""
-			for _, l := range m.GetLabel() {
-				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-				if l.GetName() == "path" {
-					path = l.GetValue()
-				}
-			}
-			v := m.GetGauge().GetValue()
-			if strings.HasSuffix(name, "_timestamp_seconds") {
-				v -= float64(at.Unix())
-			}
-			if name == "layercheck_certificate_not_after_timestamp_seconds" {
-				notAfter[path] = v
-			}
-			out = append(out, map[string]any{
-				"series": name + "{" + strings.Join(labels, ",") + "}",
-				"values": fmt.Sprintf("%sx120", model.SampleValue(v).String()),
-			})
-		}
-	}
-	return out, notAfter
 }
 
 // ruleAnnotation is an annotation of an alert in the rules file (one that

@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
 
 	"github.com/layercheck/layercheck/internal/fleet"
 	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/test/testutil"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/layercheck/layercheck/verify/node"
@@ -1085,31 +1084,10 @@ func (d *day2) monitorRole(rec *releaseResult) {
 func (d *day2) alertFires(exposition, alert, path string) string {
 	t := d.t
 	promtool := promtoolBin(t)
-	now := time.Now()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(strings.NewReader(exposition[strings.Index(exposition, "#"):]))
-	if err != nil {
-		t.Fatalf("layercheck.prom: %v", err)
-	}
-	var series []any
-	left := -1.0
-	for name, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			labels := []string{`instance="node1:9100"`, `job="node"`}
-			isPath := false
-			for _, l := range m.GetLabel() {
-				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-				isPath = isPath || (l.GetName() == "path" && l.GetValue() == path)
-			}
-			v := m.GetGauge().GetValue()
-			if strings.HasSuffix(name, "_timestamp_seconds") {
-				v -= float64(now.Unix()) // promtool's time 0 is now
-			}
-			if isPath && name == "layercheck_certificate_not_after_timestamp_seconds" {
-				left = v
-			}
-			series = append(series, map[string]any{"series": name + "{" + strings.Join(labels, ",") + "}", "values": fmt.Sprintf("%sx120", model.SampleValue(v).String())})
-		}
+	series, notAfter := testutil.PromInputSeries(t, exposition[strings.Index(exposition, "#"):], time.Now())
+	left, ok := notAfter[path]
+	if !ok {
+		left = -1
 	}
 	if left < 0 {
 		t.Errorf("layercheck.prom has no not_after for %s", path)
