@@ -108,7 +108,7 @@ json.dump(out, sys.stdout)
 			if _, err := os.Stat(filepath.Join(bin, "ansible-playbook")); err != nil {
 				t.Fatalf("%s missing: run `make venv` (or `make test`): %v", seriesVenvs[series], err)
 			}
-			requireSeries(t, filepath.Join(bin, "python"), series)
+			testutil.RequireAnsibleCoreSeries(t, filepath.Join(bin, "python"), series)
 			env := testutil.AnsibleEnv("PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 				"ANSIBLE_DEPRECATION_WARNINGS=1", "ANSIBLE_STDOUT_CALLBACK=default")
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -271,17 +271,4 @@ func pyType(v any) string {
 		return "dict"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-// requireSeries fails unless the venv's python imports ansible-core of
-// the series: a stale venv must not stand in for another series.
-func requireSeries(t *testing.T, python, series string) {
-	t.Helper()
-	out, err := exec.Command(python, "-c", "import ansible.release as r; print(r.__version__)").Output()
-	if err != nil {
-		t.Fatalf("%s: ansible-core version: %v", python, err)
-	}
-	if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, series+".") {
-		t.Fatalf("%s has ansible-core %s, want %s.x: run `make venv`", python, v, series)
-	}
 }

@@ -410,7 +410,7 @@ func TestStringAsBoolMatchesAnsible(t *testing.T) {
 		if _, err := os.Stat(playbookBin); err != nil {
 			t.Fatalf("%s missing: run `make venv` (or `make test`): %v", s.venv, err)
 		}
-		requireSeries(t, filepath.Join(bin, "python"), s.series)
+		testutil.RequireAnsibleCoreSeries(t, filepath.Join(bin, "python"), s.series)
 		env := testutil.AnsibleEnv("ANSIBLE_STDOUT_CALLBACK=default", "ANSIBLE_FORKS=10",
 			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		compared := 0
@@ -426,20 +426,6 @@ func TestStringAsBoolMatchesAnsible(t *testing.T) {
 		total += compared
 	}
 	t.Logf("%d (variable, form, series) pairs compared with ansible-core", total)
-}
-
-// requireSeries fails unless the venv's python imports ansible-core of
-// the series: a stale venv must not stand in for another series.
-func requireSeries(t *testing.T, python, series string) {
-	t.Helper()
-	out, err := exec.Command(python, "-c", "import ansible.release as r; print(r.__version__)").Output()
-	if err != nil {
-		t.Fatalf("%s: ansible-core version: %v", python, err)
-	}
-	if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, series+".") {
-		t.Fatalf("%s has ansible-core %s, want %s.x: run `make venv`", python, v, series)
-	}
-	t.Logf("ansible-core %s", strings.TrimSpace(string(out)))
 }
 
 // names of the sample, for the record in -v output.

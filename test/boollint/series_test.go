@@ -94,7 +94,7 @@ func TestVerdictsMatchOlderAnsible(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(bin, "ansible-playbook")); err != nil {
 			t.Fatalf("%s missing: run `make venv` (or `make test`): %v", s.venv, err)
 		}
-		requireSeries(t, filepath.Join(bin, "python"), s.series)
+		testutil.RequireAnsibleCoreSeries(t, filepath.Join(bin, "python"), s.series)
 		env := testutil.AnsibleEnv("ANSIBLE_STDOUT_CALLBACK=default", "ANSIBLE_FORKS=10",
 			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		n := 0
