@@ -1,7 +1,9 @@
 package parser
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -41,6 +43,17 @@ func (inv *Inventory) ListJSON() ([]byte, error) { return inv.ListJSONExtra(nil)
 // ListJSONExtra is ListJSON with extra vars (-e) applied to every host,
 // as `ansible-inventory --list -e ...` does.
 func (inv *Inventory) ListJSONExtra(extra *Map) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := inv.WriteListJSON(&buf, extra); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteListJSON writes ListJSONExtra's output to w as it is rendered:
+// _meta.hostvars, most of the output, is never held whole in memory (for
+// a large group_vars file it is several times the file's size).
+func (inv *Inventory) WriteListJSON(w io.Writer, extra *Map) error {
 	root := NewMap()
 	seen := map[string]bool{}
 	var format func(g *Group)
@@ -80,9 +93,8 @@ func (inv *Inventory) ListJSONExtra(extra *Map) ([]byte, error) {
 	if all := inv.groups["all"]; all != nil {
 		format(all)
 	}
-	// _meta.hostvars is most of the output: it is written straight into
-	// the result where a marker stands in the rendered root, so the
-	// megabytes of host variables are not copied from buffer to buffer.
+	// _meta.hostvars is written straight to w where a marker stands in the
+	// rendered root.
 	meta := &Value{Kind: KindMap, Map: NewMap()}
 	root.Set("_meta", meta)
 	meta.Map.Set("hostvars", &Value{Kind: kindRawJSON, Str: hostvarsMarker})
@@ -90,14 +102,31 @@ func (inv *Inventory) ListJSONExtra(extra *Map) ([]byte, error) {
 	var head bytes.Buffer
 	writeJSON(&head, &Value{Kind: KindMap, Map: root}, 0)
 	before, after, _ := bytes.Cut(head.Bytes(), []byte(hostvarsMarker))
-	var buf bytes.Buffer
-	// no room is reserved per host: a guess of kilobytes each reserved
-	// gigabytes for a million hosts without variables
-	buf.Grow(len(before) + len(after))
-	buf.Write(before)
-	inv.writeHostvars(&buf, extra)
-	buf.Write(after)
-	return buf.Bytes(), nil
+	bw, ok := w.(jsonWriter)
+	var flush func() error
+	if !ok {
+		b := bufio.NewWriterSize(w, 64<<10)
+		bw, flush = b, b.Flush
+	}
+	bw.Write(before)
+	inv.writeHostvars(bw, extra)
+	if _, err := bw.Write(after); err != nil {
+		return err
+	}
+	if flush != nil {
+		return flush()
+	}
+	return nil
+}
+
+// jsonWriter is what the JSON writers write to: a bytes.Buffer, or a
+// bufio.Writer (whose first error sticks and is returned by its last
+// Write or Flush).
+type jsonWriter interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+	WriteRune(rune) (int, error)
 }
 
 // hostvarsMarker stands for _meta.hostvars in the rendered root; it cannot
@@ -115,7 +144,7 @@ const hostvarsIndent = 4
 // writeHostvars writes _meta.hostvars: each host's variables, sorted,
 // without Ansible's internal ones. Group variables are shared by many hosts
 // through the same *Value, so each value is rendered once and reused.
-func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
+func (inv *Inventory) writeHostvars(b jsonWriter, extra *Map) {
 	rendered := map[*Value][]byte{}
 	var scratch bytes.Buffer
 	render := func(v *Value) []byte {
@@ -147,8 +176,6 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 	}
 	var sorted, own []string
 	wroteHost := false
-	start := b.Len()
-	b.WriteString("{")
 	hosts := inv.HostsUnder("all")
 	sort.SliceStable(hosts, func(i, j int) bool { return pyStrLess(hosts[i].Name, hosts[j].Name) })
 	for _, h := range hosts {
@@ -169,6 +196,8 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 		}
 		if wroteHost {
 			b.WriteString(",")
+		} else {
+			b.WriteString("{")
 		}
 		wroteHost = true
 		b.WriteString("\n            ")
@@ -186,7 +215,6 @@ func (inv *Inventory) writeHostvars(b *bytes.Buffer, extra *Map) {
 		b.WriteString("\n            }")
 	}
 	if !wroteHost {
-		b.Truncate(start)
 		b.WriteString("{}")
 		return
 	}
@@ -279,7 +307,7 @@ func (inv *Inventory) HostsUnder(name string) []*Host {
 
 // writeJSON writes v as Python's json.dumps(v, sort_keys=True, indent=4,
 // ensure_ascii=False) would.
-func writeJSON(b *bytes.Buffer, v *Value, indent int) {
+func writeJSON(b jsonWriter, v *Value, indent int) {
 	nl := func(n int) {
 		b.WriteByte('\n')
 		for i := 0; i < n; i++ {
@@ -387,7 +415,7 @@ func jsonFloat(f float64) string {
 }
 
 // writeJSONString escapes as Python's json with ensure_ascii=False.
-func writeJSONString(b *bytes.Buffer, s string) {
+func writeJSONString(b jsonWriter, s string) {
 	b.WriteByte('"')
 	if plainJSONString(s) {
 		b.WriteString(s)

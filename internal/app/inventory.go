@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/layercheck/layercheck/parser"
 )
@@ -66,7 +67,13 @@ bad usage 2.`)
 	}
 	var out []byte
 	if *list {
-		out, err = i.ListJSONExtra(ev)
+		// written as it is rendered: the output can be many times the
+		// size of the inventory (every host carries its group variables)
+		if err := i.WriteListJSON(s.Out, ev); err != nil {
+			return err
+		}
+		_, err = io.WriteString(s.Out, "\n")
+		return err
 	} else {
 		h := i.Host(*host)
 		if h == nil {
