@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -22,6 +25,14 @@ import (
 const (
 	FlannelConfigMap  = "kube-flannel-cfg"
 	FlannelNetConfKey = "net-conf.json"
+)
+
+// FlannelBackendTypeAnnotation and FlannelBackendDataAnnotation are what a
+// running flanneld (kube subnet manager, flannel pkg/subnet/kube) writes on
+// its Node at start: the backend it runs and, for vxlan, its VNI and VTEP.
+const (
+	FlannelBackendTypeAnnotation = "flannel.alpha.coreos.com/backend-type"
+	FlannelBackendDataAnnotation = "flannel.alpha.coreos.com/backend-data"
 )
 
 // flannelTemplate is the kubespray file that renders the ConfigMap.
@@ -81,7 +92,70 @@ func flannelChecks(ctx context.Context, env *Env, facts *CNIFacts) []verify.Resu
 		return both(fmt.Sprintf("%s: %v: flannel cannot start", where, err), flannelReapply)
 	}
 	facts.FlannelNetConf = nc
-	return []verify.Result{flannelBackend(o, nc, where), flannelNetwork(o, nc, where)}
+	res := []verify.Result{flannelBackend(o, nc, where), flannelNetwork(o, nc, where)}
+	nodes, err := env.snap.Nodes(ctx)
+	if err != nil {
+		return res
+	}
+	return append(res, flannelRunning(nodes, nc))
+}
+
+// flannelRunning is flannel_running_backend: the backend each flanneld
+// runs (its Node's annotations) against net-conf.json. flannel reads
+// net-conf.json only at start, and kubespray re-renders the ConfigMap
+// without restarting the pods: after a backend change in the inventory,
+// cluster.yml leaves the ConfigMap at the new backend and every flannel on
+// the old one (seen on a v2.31.0 cluster moved from vxlan to host-gw).
+func flannelRunning(nodes []corev1.Node, nc *FlannelNetConf) verify.Result {
+	want := nc.Backend.Type
+	wantVNI := deref(nc.Backend.VNI, 1)
+	running := map[string][]string{} // "vxlan" or "vxlan VNI 4096" -> Nodes
+	annotated := 0
+	for i := range nodes {
+		n := &nodes[i]
+		got, ok := n.Annotations[FlannelBackendTypeAnnotation]
+		if !ok {
+			continue
+		}
+		annotated++
+		what := got
+		if got == "vxlan" && want == "vxlan" {
+			var data struct{ VNI *int }
+			if json.Unmarshal([]byte(n.Annotations[FlannelBackendDataAnnotation]), &data) == nil && data.VNI != nil && *data.VNI != wantVNI {
+				what = fmt.Sprintf("vxlan VNI %d", *data.VNI)
+			}
+		}
+		if what != want {
+			running[what] = append(running[what], n.Name)
+		}
+	}
+	r := verify.Result{Check: "flannel_running_backend", Status: verify.StatusOK}
+	if annotated == 0 {
+		r.Status = verify.StatusSkipped
+		r.Msg = "no Node carries " + FlannelBackendTypeAnnotation + ": no flanneld has started on any Node yet"
+		return r
+	}
+	if len(running) == 0 {
+		r.Msg = fmt.Sprintf("flannel on %d Node(s) runs the %s backend %s says", annotated, want, FlannelConfigMap)
+		return r
+	}
+	var bad []string
+	for _, what := range slices.Sorted(maps.Keys(running)) {
+		ns := running[what]
+		slices.Sort(ns)
+		bad = append(bad, fmt.Sprintf("%s on %s", what, strings.Join(ns, ", ")))
+	}
+	want = orDash(want)
+	if nc.Backend.Type == "vxlan" {
+		want = fmt.Sprintf("vxlan VNI %d", wantVNI)
+	}
+	r.Status = verify.StatusFail
+	r.Msg = fmt.Sprintf("flannel runs %s (Node annotation %s), but %s %s says %s: flannel reads it only at start, and kubespray re-renders it without restarting flannel",
+		joinSemi(bad), FlannelBackendTypeAnnotation, FlannelConfigMap, FlannelNetConfKey, want)
+	r.Expected, r.Actual = want, running
+	r.Remediation = "restart every flannel pod at once, in a window where cross-node pod traffic may stop: kubectl -n kube-system delete pod -l app=flannel " +
+		"(a rolling restart mixes backends between nodes while it runs); if the ConfigMap's backend is not the one you want, set flannel_backend_type (flannel_vxlan_vni) back first and run cluster.yml --tags network"
+	return r
 }
 
 func flannelBackend(o *Options, nc *FlannelNetConf, where string) verify.Result {

@@ -49,10 +49,11 @@ func TestFlannelHealthy(t *testing.T) {
 		}
 	}
 	for check, want := range map[string]string{
-		"kube-flannel":    "",
-		"flannel_backend": "flannel Backend vxlan, VNI 1, port 8472, DirectRouting false as the inventory says",
-		"flannel_network": "flannel Network is 10.233.64.0/18, kube_pods_subnet",
-		"network_policy":  "no NetworkPolicy objects; flannel would not enforce any",
+		"kube-flannel":            "",
+		"flannel_backend":         "flannel Backend vxlan, VNI 1, port 8472, DirectRouting false as the inventory says",
+		"flannel_network":         "flannel Network is 10.233.64.0/18, kube_pods_subnet",
+		"network_policy":          "no NetworkPolicy objects; flannel would not enforce any",
+		"flannel_running_backend": "flannel on 3 Node(s) runs the vxlan backend kube-flannel-cfg says",
 	} {
 		if r := clustertest.Result(t, rep, "cni", check); r.Status != verify.StatusOK || !strings.Contains(r.Msg, want) {
 			t.Errorf("%s: %+v", check, r)
@@ -96,6 +97,56 @@ func TestFlannelBackendChanged(t *testing.T) {
 }
 
 func intp(v int) *int { return &v }
+
+// What a v2.31.0 cluster showed after flannel_backend_type went from vxlan
+// to host-gw in the inventory and cluster.yml ran (day 2, trap 3): the run
+// ended failed=0, kube-flannel-cfg said host-gw, and every flanneld,
+// started before, still ran vxlan (its Node annotations); the ConfigMap
+// checks saw nothing.
+func TestFlannelRunningBackendLagsTheConfigMap(t *testing.T) {
+	o := flannelThreeNode()
+	w := clustertest.Healthy(o, 4) // flanneld started on vxlan
+	moved := o
+	moved.FlannelBackendType = "host-gw"
+	w.ConfigMaps = []*corev1.ConfigMap{clustertest.FlannelConfigMap(moved)}
+	rep := run(t, moved, w, nil)
+	if r := clustertest.Result(t, rep, "cni", "flannel_backend"); r.Status != verify.StatusOK {
+		t.Errorf("the ConfigMap is the inventory's: %+v", r)
+	}
+	r := clustertest.Result(t, rep, "cni", "flannel_running_backend")
+	if r.Status != verify.StatusFail ||
+		r.Msg != "flannel runs vxlan on node1, node2, node3 (Node annotation flannel.alpha.coreos.com/backend-type), but kube-flannel-cfg net-conf.json says host-gw: "+
+			"flannel reads it only at start, and kubespray re-renders it without restarting flannel" ||
+		!strings.Contains(r.Remediation, "kubectl -n kube-system delete pod -l app=flannel") {
+		t.Errorf("vxlan running under a host-gw ConfigMap: %+v", r)
+	}
+	if rep.Layers["cni"].Status != verify.StatusFail {
+		t.Errorf("cni layer: %s", rep.Layers["cni"].Status)
+	}
+
+	// One flanneld restarted on the new VNI, the others not.
+	w = clustertest.Healthy(o, 4)
+	vni := o
+	vni.FlannelVXLANVNI = intp(4096)
+	w.ConfigMaps = []*corev1.ConfigMap{clustertest.FlannelConfigMap(vni)}
+	w.Nodes[1].Annotations[cluster.FlannelBackendDataAnnotation] = `{"VNI":4096,"VtepMAC":"0a:58:0a:00:01:01"}`
+	r = clustertest.Result(t, run(t, vni, w, nil), "cni", "flannel_running_backend")
+	if r.Status != verify.StatusFail || !strings.HasPrefix(r.Msg, "flannel runs vxlan VNI 1 on node1, node3 (Node annotation") ||
+		!strings.Contains(r.Msg, "net-conf.json says vxlan VNI 4096") {
+		t.Errorf("VNI 1 running under VNI 4096: %+v", r)
+	}
+
+	// No flanneld has started: nothing to compare, and the DaemonSet
+	// check says why.
+	w = clustertest.Healthy(o, 4)
+	for _, n := range w.Nodes {
+		n.Annotations = nil
+	}
+	r = clustertest.Result(t, run(t, o, w, nil), "cni", "flannel_running_backend")
+	if r.Status != verify.StatusSkipped || !strings.Contains(r.Msg, "no Node carries flannel.alpha.coreos.com/backend-type") {
+		t.Errorf("no annotations: %+v", r)
+	}
+}
 
 func TestFlannelNetworkChanged(t *testing.T) {
 	o := flannelThreeNode()

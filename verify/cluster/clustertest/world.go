@@ -78,6 +78,13 @@ func Healthy(o cluster.Options, cpus int64) *World {
 				n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule})
 			}
 		}
+		if o.KubeNetworkPlugin == "flannel" {
+			// what flanneld writes on its Node at start (kube subnet manager)
+			n.Annotations = map[string]string{cluster.FlannelBackendTypeAnnotation: o.FlannelBackendType, "flannel.alpha.coreos.com/kube-subnet-manager": "true"}
+			if o.FlannelBackendType == "vxlan" {
+				n.Annotations[cluster.FlannelBackendDataAnnotation] = fmt.Sprintf(`{"VNI":%d,"VtepMAC":"0a:58:0a:00:%02x:01"}`, *o.FlannelVXLANVNI, i%256)
+			}
+		}
 		if contains(o.CalicoRR, h) && !inCP && !inNode {
 			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "node-role.kubernetes.io/calico-rr", Effect: corev1.TaintEffectNoSchedule})
 		}
