@@ -179,7 +179,16 @@ modcopy() {
 etcd() {
   local v=${1#v}
   local name=etcd-v$v-linux-$ARCH
-  archive "$FILES/github.com/etcd-io/etcd/releases/download/v$v/$name.tar.gz" etcd_build "$name"
+  local tgz=$FILES/github.com/etcd-io/etcd/releases/download/v$v/$name.tar.gz
+  archive "$tgz" etcd_build "$name"
+  # The server also as the binary of kubeadm's etcd image
+  # ({{ etcd_image_repo }}:v{{ etcd_version }}, etcd_deployment_type kubeadm).
+  local out=$DIR/build/etcd/v$v
+  if [[ ! -x $out/etcd ]]; then
+    mkdir -p "$out.tmp"
+    tar -xzf "$tgz" -C "$out.tmp" --strip-components=1 "$name/etcd"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
 }
 # The etcd source tree (with its api, client, pkg, raft, server, etcdctl
 # and etcdutl modules) for the versions the Go module proxy refuses:

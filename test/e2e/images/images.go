@@ -39,10 +39,11 @@ type spec struct {
 
 // catalogue is every image an offline kubespray v2.31.0 cluster.yml pulls
 // with flannel, metrics-server and local-path-provisioner, plus the
-// verify probe. Not here: nodelocaldns (k8s-dns-node-cache; k8s.io/dns is
-// not on the Go module proxy, and its dummy interface needs a kernel
-// module the node machines lack), etcd (kubespray runs it from the binary,
-// etcd_deployment_type host).
+// verify probe, and etcd for etcd_deployment_type kubeadm (day 2's trap
+// that switches a running cluster to it; with the default host, kubespray
+// runs etcd from the binary). Not here: nodelocaldns (k8s-dns-node-cache;
+// k8s.io/dns is not on the Go module proxy, and its dummy interface needs
+// a kernel module the node machines lack).
 var catalogue = []spec{
 	// kubelet's sandbox (containerd's sandbox_image); upstream runs 65535.
 	{Repo: "pause", Tag: "3.10.1", Var: "pod_infra", Component: "pause", Version: "3.10.1", Binary: "pause",
@@ -74,6 +75,10 @@ var catalogue = []spec{
 	// Its init container runs cp -f /flannel /opt/cni/bin/flannel.
 	{Repo: "flannel/flannel-cni-plugin", Tag: "v1.7.1-flannel1", Var: "flannel_init", Component: "flannel-cni-plugin", Version: "v1.7.1-flannel1", Binary: "flannel",
 		Path: "/flannel", Userland: true, Cmd: []string{"/flannel"}},
+	// kubeadm's etcd static pod runs etcd from PATH; the server binary of
+	// the etcd release archive (artefacts.sh etcd).
+	{Repo: "coreos/etcd", Tag: "v3.6.10", Var: "etcd", Component: "etcd", Version: "v3.6.10", Binary: "etcd",
+		Path: "/usr/local/bin/etcd", Entrypoint: []string{"/usr/local/bin/etcd"}},
 	// layercheck's workload probe (verify/cluster probe_image): agnhost netexec.
 	{Repo: "e2e-test-images/agnhost", Tag: "2.53", Var: "", Component: "kubernetes", Version: "v1.35.4", Binary: "agnhost",
 		Path: "/agnhost", Entrypoint: []string{"/agnhost"}},

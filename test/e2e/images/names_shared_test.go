@@ -60,6 +60,26 @@ func kubesprayVars(t *testing.T) map[string]any {
 // kubelet_checksums.
 func defaultKubeVersion(t *testing.T) string {
 	t.Helper()
+	return checksumVersions(t, "kubelet_checksums")[0]
+}
+
+// defaultEtcdVersion is etcd_version's default,
+// `(etcd_binary_checksums['amd64'].keys() | select('version', '3.7', '<'))[0]`:
+// the first amd64 key of etcd_binary_checksums below 3.7.
+func defaultEtcdVersion(t *testing.T) string {
+	t.Helper()
+	for _, v := range checksumVersions(t, "etcd_binary_checksums") {
+		if !versionAtLeast(t, v, "3.7") {
+			return v
+		}
+	}
+	t.Fatal("etcd_binary_checksums.amd64 has no version below 3.7")
+	return ""
+}
+
+// checksumVersions are the amd64 keys of checksums.yml's table, in order.
+func checksumVersions(t *testing.T, table string) []string {
+	t.Helper()
 	f := filepath.Join(kubesprayTree, "roles/kubespray_defaults/vars/main/checksums.yml")
 	b, err := os.ReadFile(f)
 	if err != nil {
@@ -77,11 +97,15 @@ func defaultKubeVersion(t *testing.T) string {
 		}
 		return nil
 	}
-	amd64 := find(find(doc.Content[0], "kubelet_checksums"), "amd64")
+	amd64 := find(find(doc.Content[0], table), "amd64")
 	if amd64 == nil || len(amd64.Content) == 0 {
-		t.Fatalf("%s: no kubelet_checksums.amd64", f)
+		t.Fatalf("%s: no %s.amd64", f, table)
 	}
-	return amd64.Content[0].Value
+	var out []string
+	for i := 0; i+1 < len(amd64.Content); i += 2 {
+		out = append(out, amd64.Content[i].Value)
+	}
+	return out
 }
 
 var (
@@ -173,6 +197,7 @@ func TestNamesAreKubespraysOwn(t *testing.T) {
 	kubeVersion := defaultKubeVersion(t)
 	vars["kube_version"] = kubeVersion
 	vars["kube_major_version"] = kubeVersion[:strings.LastIndex(kubeVersion, ".")]
+	vars["etcd_version"] = defaultEtcdVersion(t)
 	for k, v := range offlineInventory {
 		vars[k] = v
 	}
@@ -218,7 +243,6 @@ func TestNamesAreKubespraysOwn(t *testing.T) {
 // the catalogue does not build, with the inventory setting (or default)
 // that keeps cluster.yml from pulling it.
 var notPulled = map[string]string{
-	"etcd": "etcd_deployment_type: host (default): etcd is a file download",
 	// kube_network_plugin: flannel; calico is the default and is not built.
 	"calico_node":              "kube_network_plugin: flannel",
 	"calico_cni":               "kube_network_plugin: flannel",
