@@ -25,10 +25,13 @@
 #   artefacts.sh local-path-provisioner VERSION   local-path-provisioner/vV/local-path-provisioner
 #   artefacts.sh flannel VERSION                  flannel/vV/flanneld
 #   artefacts.sh flannel-cni-plugin VERSION       flannel-cni-plugin/vV/flannel
-#   artefacts.sh cluster [RELEASE]  all of the above at the versions set below for
+#   artefacts.sh cluster [RELEASE [KUBE]]  all of the above at the versions set below for
 #                           kubespray RELEASE (v2.31.0, the default, or v2.30.0), then
 #                           prints the inventory variables that make kubespray take
-#                           them offline (*_version, *_checksum) as YAML
+#                           them offline (*_version, *_checksum) as YAML; KUBE is a
+#                           kube_version other than the release's default (v2.30.0
+#                           with 1.33.x: day 2's cluster two minors behind v2.31.0),
+#                           with the pause and coredns the release pins for its minor
 #
 # Installs jq, gcc, pkg-config and libseccomp-dev with apt-get when missing.
 # Each prints "path sha256:hex" per file (what the inventory's checksum
@@ -460,7 +463,7 @@ flannel_cni_plugin() {
 # also accepts, said in the printed YAML). v2.31.0 is the default release.
 # The printed variables that are not the release's default: NOT_DEFAULT,
 # lines of "variable value why".
-versions() { # release
+versions() { # release [kube_version]
   NOT_DEFAULT=()
   case $1 in
     v2.31.0)
@@ -485,6 +488,15 @@ versions() { # release
       ;;
     *) echo "artefacts: no version set for kubespray $1 (v2.30.0, v2.31.0)" >&2; exit 2 ;;
   esac
+  [[ -n ${2:-} && $2 != "$KUBERNETES_VERSION" ]] || return 0
+  # Another kube_version: the images and files kubespray chooses by its
+  # minor (pod_infra_supported_versions, coredns_supported_versions).
+  case $1:${2%.*} in
+    v2.30.0:1.33) PAUSE_VERSION=3.10 COREDNS_VERSION=1.12.0 ;;
+    *) echo "artefacts: no versions set for kubespray $1 at Kubernetes $2 (v2.30.0 at 1.33.x)" >&2; exit 2 ;;
+  esac
+  NOT_DEFAULT+=("kube_version $2 default $KUBERNETES_VERSION: a cluster two minors behind the next release (day 2's trap 9).")
+  KUBERNETES_VERSION=$2
 }
 versions v2.31.0
 
@@ -500,9 +512,9 @@ sum_of() { # file lines...
 # Builds everything the release's cluster.yml downloads or pulls (default
 # v2.31.0), and prints the inventory variables that make it take them
 # offline.
-cluster() { # [release]
+cluster() { # [release [kube_version]]
   local rel=${1:-v2.31.0}
-  versions "$rel"
+  versions "$rel" "${2:-}"
   # Each build runs in this shell, so that a failed one stops here.
   local t k e c r n cr nd h l
   t=$(mktemp -d)

@@ -126,11 +126,17 @@ func TestKubesprayDay2(t *testing.T) {
 	// upgrade, on the v2.30.0 cluster a kept run (LAYERCHECK_E2E_KEEP=1)
 	// left up; =traps: the traps alone on the upgraded cluster, node4
 	// removed. The results file keeps that run's results before these.
+	// =trap9: trap 9 alone, which makes its own cluster.
 	resume := os.Getenv("LAYERCHECK_E2E_DAY2_RESUME")
-	if resume != "" && resume != "traps" && resume != "upgrade" {
-		t.Fatalf("LAYERCHECK_E2E_DAY2_RESUME=%s: only upgrade (the v2.30.0 cluster is up) or traps (the cluster is upgraded, node4 removed) can be resumed", resume)
+	if resume != "" && resume != "traps" && resume != "upgrade" && resume != "trap9" {
+		t.Fatalf("LAYERCHECK_E2E_DAY2_RESUME=%s: only upgrade (the v2.30.0 cluster is up), traps (the cluster is upgraded, node4 removed) or trap9 can be resumed", resume)
 	}
-	if resume != "" {
+	// trap 9 alone starts as a whole run does: new node machines.
+	fresh := resume == "" || resume == "trap9"
+	if resume == "trap9" {
+		d.res.resumed, d.res.resumedAt = true, resume
+	}
+	if !fresh {
 		out, _ := run(t, time.Minute, "", repoRoot, nil, nodesScript(), "status")
 		if strings.Count(out, "running") != 4 {
 			t.Fatalf("LAYERCHECK_E2E_DAY2_RESUME: the four nodes of a kept run are not running:\n%s", out)
@@ -140,7 +146,7 @@ func TestKubesprayDay2(t *testing.T) {
 		_, _ = run(t, timeoutNodes, d.log("nodes"), repoRoot, nil, nodesScript(), "down")
 	}
 	downAtEnd(t, d.log("nodes"))
-	if resume == "" {
+	if fresh {
 		rec.timed("nodes up (4 systemd-nspawn machines; node4 waits for scale.yml)", func() {
 			if out, err := run(t, timeoutNodes, d.log("nodes"), repoRoot, nil, nodesScript(), "up", "4"); err != nil {
 				t.Fatalf("nodes up: %v\n%s", err, out)
@@ -159,8 +165,13 @@ func TestKubesprayDay2(t *testing.T) {
 
 	d.hosts = []string{"node1", "node2", "node3"}
 	d.workers = []string{"node2", "node3"}
+	if resume == "trap9" {
+		d.trapTwoMinors()
+		return
+	}
 	if resume == "traps" {
 		d.runTraps()
+		d.trapTwoMinors()
 		return
 	}
 	if resume == "" {
@@ -173,6 +184,7 @@ func TestKubesprayDay2(t *testing.T) {
 	d.scale()
 	d.remove()
 	d.runTraps()
+	d.trapTwoMinors()
 }
 
 // writeInv writes the operator's inventory for release r: node1 the

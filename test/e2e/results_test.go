@@ -284,12 +284,8 @@ const day2Intro = "Four Debian 12 machines (systemd-nspawn, see test/nodes/nodes
 
 // day2Untested says what this machine does not run, and why.
 const day2Untested = "## Not run here\n\n" +
-	"- Trap 9 (kube_version two minors ahead of the cluster) needs a cluster of its own at Kubernetes 1.33: v2.30.0 with\n" +
-	"  kube_version 1.33.6 (k8s.io/kubernetes v1.33.6 is on the module proxy, so its binaries and images can be built),\n" +
-	"  then v2.31.0's upgrade-cluster.yml, which moves etcd to 3.6 before kubeadm refuses the two-minor step, then the\n" +
-	"  way out through 1.34: four more kubespray runs, not made in this run. The preflight's finding for it\n" +
-	"  (cluster-version, \"kubeadm upgrades one minor at a time\") is proven against a real kube-apiserver in\n" +
-	"  test/clusterverify (TestPreflightClusterSide).\n" +
+	"- Trap 9 runs last, on three new node machines: v2.30.0 at Kubernetes 1.33.6 (k8s.io/kubernetes v1.33.6 is on the\n" +
+	"  module proxy; pause 3.10 and coredns 1.12.0, what v2.30.0 pins for 1.33, are built too).\n" +
 	"- calico (trap 3 is run on flannel's backend), nodelocaldns, nginx-proxy and dns-autoscaler: as in `make e2e-cluster`.\n" +
 	"- A trap whose row is missing above was not reached: the run stopped before it (see the failures above).\n"
 
