@@ -183,3 +183,32 @@ func Minor(release string) string {
 	}
 	return release
 }
+
+// ReleaseForKube is the newest bundled release (not a branch snapshot)
+// with checksums for Kubernetes v, as written first ("v1.31.9" is what a
+// release that writes the v pins), then with or without the leading v;
+// "" when none has: the release a cluster at v was most likely built with.
+func ReleaseForKube(v string) string {
+	x, err := Index()
+	if err != nil || v == "" {
+		return ""
+	}
+	bare := strings.TrimPrefix(v, "v")
+	for _, same := range []func(k string) bool{
+		func(k string) bool { return k == v },
+		func(k string) bool { return strings.TrimPrefix(k, "v") == bare },
+	} {
+		for i := len(x.Releases) - 1; i >= 0; i-- {
+			r := x.Releases[i]
+			if !IsRelease(r) {
+				continue
+			}
+			for _, k := range x.KubeVersions[r] {
+				if same(k) {
+					return r
+				}
+			}
+		}
+	}
+	return ""
+}

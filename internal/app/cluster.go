@@ -152,6 +152,10 @@ func clusterOptions(sources, extra []string) (*cluster.Options, *parser.Map, []s
 	rt := rv.Type()
 	for i := 0; i < rt.NumField(); i++ {
 		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
+		if name == "kubespray_version" {
+			// the role's layercheck_kubespray_version, below
+			name = "layercheck_kubespray_version"
+		}
 		v := literalVar(vars, name, "kubespray's default assumed (use the cluster_facts module to get the rendered value)", &warnings)
 		if v == nil {
 			continue

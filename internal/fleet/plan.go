@@ -169,7 +169,7 @@ func request(host string, vars *parser.Map, groups, etcdMembers []string) (node.
 	rt := rv.Type()
 	for i := 0; i < rt.NumField(); i++ {
 		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
-		if name == "group_names" || name == "etcd_members" || name == "cert_warn_days" || name == "cert_fail_days" {
+		if name == "group_names" || name == "etcd_members" || name == "cert_warn_days" || name == "cert_fail_days" || name == "kubespray_version" {
 			continue
 		}
 		if v := get(name); v != nil {
@@ -183,6 +183,7 @@ func request(host string, vars *parser.Map, groups, etcdMembers []string) (node.
 		dst  any
 	}{
 		{"layercheck_verify_root", &req.Root},
+		{"layercheck_kubespray_version", &req.KubesprayVersion},
 		{"layercheck_verify_now", &req.Now},
 		{"layercheck_verify_layer_timeout", &req.LayerTimeout},
 		{"layercheck_verify_net_timeout", &req.NetTimeout},

@@ -164,6 +164,9 @@ type Report struct {
 	Summary       verify.Summary                 `json:"summary"`
 	// Requests is the number of HTTP requests made to the API server.
 	Requests int64 `json:"requests"`
+	// Defaults says whose defaults filled the options left unset, when
+	// they are not kubespray v2.31.0's.
+	Defaults string `json:"kubespray_defaults,omitempty"`
 }
 
 // Layer is one cluster layer, as verify.Layer is for a node.
@@ -282,7 +285,7 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 	}
 	env.snap.env = env
 	env.inv = newInventory(&env.Options)
-	rep := &Report{Server: env.Server, Layers: map[string]*verify.LayerReport{}}
+	rep := &Report{Server: env.Server, Layers: map[string]*verify.LayerReport{}, Defaults: env.Options.DefaultsFrom}
 
 	vctx, cancel := context.WithTimeout(ctx, env.Timeout)
 	ver, verr := serverVersion(vctx, env)

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // Options are the inventory's groups and the kubespray values the cluster
@@ -74,6 +76,12 @@ type Options struct {
 	// KubeVersion is the inventory's kube_version; unset, the kubelets are
 	// judged against the control plane's version (GET /version), which
 	// the release that installed the cluster gave both.
+	// KubesprayVersion is the release the cluster was built with, whose
+	// defaults fill what the options leave unset (see node.Options);
+	// DefaultsFrom says whose were applied when not v2.31.0's.
+	KubesprayVersion string `json:"kubespray_version"`
+	DefaultsFrom     string `json:"-"`
+
 	KubeVersion          string `json:"kube_version"`
 	KubeServiceAddresses string `json:"kube_service_addresses"` // 10.233.0.0/18
 	KubePodsSubnet       string `json:"kube_pods_subnet"`       // 10.233.64.0/18
@@ -90,6 +98,7 @@ func boolOr(p *bool, def bool) bool {
 
 // Defaults fills unset values with kubespray v2.31.0's defaults.
 func (o *Options) Defaults() {
+	o.DefaultsFrom = verify.ApplyReleaseDefaults(o, o.KubesprayVersion, o.KubeVersion)
 	def := func(p *string, v string) {
 		if *p == "" {
 			*p = v
@@ -107,6 +116,12 @@ func (o *Options) Defaults() {
 		o.FlannelVXLANPort = ptr(8472)
 	}
 	def(&o.DNSMode, "coredns")
+	if o.EnableNodelocaldns == nil {
+		o.EnableNodelocaldns = ptr(true)
+	}
+	if o.EnableDNSAutoscaler == nil {
+		o.EnableDNSAutoscaler = ptr(true)
+	}
 	def(&o.EtcdDeploymentType, "host")
 	def(&o.LocalPathProvisionerStorageClass, "local-path")
 	def(&o.LocalPathProvisionerNamespace, "local-path-storage")
@@ -129,6 +144,9 @@ func (o *Options) Defaults() {
 
 // Validate checks the values a layer would misread; errors name the option.
 func (o *Options) Validate() error {
+	if err := verify.CheckDefaultsRelease(o.KubesprayVersion); err != nil {
+		return fmt.Errorf("option kubespray_version: %v", err)
+	}
 	// A fixed order, so the first bad option named is always the same one
 	// (calico_pool_cidr defaults to kube_pods_subnet and would repeat it).
 	for _, opt := range []struct{ name, v string }{

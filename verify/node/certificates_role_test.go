@@ -182,3 +182,49 @@ func TestCertificatesTextFamilies(t *testing.T) {
 	assert.Contains(t, out, "etcd-script")
 	assert.Contains(t, out, "kubeadm")
 }
+
+// A node is judged by the defaults of the release its cluster was built
+// with: kubespray v2.27.1 defaulted cilium_identity_allocation_mode to
+// kvstore, so a cilium node it built must hold the etcd certificates'
+// copies in cilium_cert_dir; v2.28.1 and v2.31.0 default to crd and link
+// none. The inventory sets neither the mode nor, for v2.31.0, the release.
+func TestNodeJudgedByItsReleasesDefaults(t *testing.T) {
+	tr := buildTree(t, harness.Config{}) // no cilium copies
+	run := func(release, kubeVersion string) *Report {
+		req := Request{Options: NewOptions(), Root: tr.Root, Host: tr.Config.Host, Now: testNow.Format(time.RFC3339), Layers: []string{"certificates"}}
+		req.Groups, req.EtcdMembers = []string{"etcd", "kube_control_plane", "k8s_cluster"}, tr.Config.Hosts
+		req.KubeNetworkPlugin, req.KubesprayVersion, req.KubeVersion = "cilium", release, kubeVersion
+		f := false
+		req.Systemd = &f
+		rep, err := RunRequest(context.Background(), &req)
+		require.NoError(t, err)
+		return rep
+	}
+	copies := func(rep *Report) (n int, failed int) {
+		for _, r := range rep.Layers["certificates"].Results {
+			if strings.HasPrefix(r.Check, "cilium_copy:") {
+				n++
+				if r.Status == verify.StatusFail {
+					failed++
+				}
+			}
+		}
+		return n, failed
+	}
+	for _, tc := range []struct{ release, kube, defaults string }{
+		{"v2.27.1", "", "kubespray v2.27.1's defaults (kubespray_version v2.27.1)"},
+		{"", "v1.31.9", "kubespray v2.27.1's defaults (the newest bundled kubespray release with checksums for kube_version v1.31.9)"},
+	} {
+		rep := run(tc.release, tc.kube)
+		n, failed := copies(rep)
+		assert.Equal(t, 3, n, "%+v: kvstore, the release's default, links ca_cert.crt, cert.crt and key.pem", tc)
+		assert.Equal(t, 3, failed, "%+v: none of them is there", tc)
+		assert.Equal(t, tc.defaults, rep.Defaults)
+	}
+	for _, release := range []string{"v2.28.1", "v2.31.0", ""} {
+		rep := run(release, "")
+		n, _ := copies(rep)
+		assert.Zero(t, n, "%s: crd, the release's default, links no copies", release)
+		assert.Empty(t, rep.Defaults, release)
+	}
+}

@@ -47,6 +47,9 @@ type Report struct {
 	Status  verify.Status                  `json:"status"`
 	Layers  map[string]*verify.LayerReport `json:"layers"`
 	Summary verify.Summary                 `json:"summary"`
+	// Defaults says whose defaults filled the options the role left
+	// unset, when they are not kubespray v2.31.0's.
+	Defaults string `json:"kubespray_defaults,omitempty"`
 }
 
 // Run runs the selected layers (all registered when only is empty, minus
@@ -61,7 +64,7 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	rep := &Report{Host: env.Host, Root: env.Root}
+	rep := &Report{Host: env.Host, Root: env.Root, Defaults: env.Options.DefaultsFrom}
 	rep.Layers = sel.Run(ctx, env, func(string) time.Duration { return timeout })
 	rep.Status, rep.Summary = verify.Overall(rep.Layers)
 	return rep, nil

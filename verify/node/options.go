@@ -3,6 +3,8 @@ package node
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/layercheck/layercheck/verify"
 )
 
 // Options are the kubespray values a node check needs. The verify role fills
@@ -73,6 +75,14 @@ type Options struct {
 	// Certificate thresholds in days: warn below CertWarnDays, fail below CertFailDays.
 	CertWarnDays int `json:"cert_warn_days"` // 30
 	CertFailDays int `json:"cert_fail_days"` // 7
+	// KubesprayVersion is the kubespray release the cluster was built
+	// with (the role's layercheck_kubespray_version): its defaults fill
+	// what the options leave unset. Empty: the release is inferred from
+	// kube_version, else v2.31.0's defaults.
+	KubesprayVersion string `json:"kubespray_version"`
+	// DefaultsFrom says, when another release's defaults were applied,
+	// which and why (Defaults sets it; the report carries it).
+	DefaultsFrom string `json:"-"`
 }
 
 // InGroup reports whether the host is in group.
@@ -97,6 +107,7 @@ func NewOptions() Options { return Options{EnableNodelocaldns: true} }
 // ipaddr('net') | ipaddr(3)). Booleans cannot be told apart from false and
 // are left as given: start from NewOptions for kubespray's.
 func (o *Options) Defaults() {
+	o.DefaultsFrom = verify.ApplyReleaseDefaults(o, o.KubesprayVersion, o.KubeVersion)
 	def := func(p *string, v string) {
 		if *p == "" {
 			*p = v
@@ -129,6 +140,8 @@ func (o *Options) Defaults() {
 	def(&o.LocalPathProvisionerClaimRoot, "/opt/local-path-provisioner/")
 	def(&o.CiliumCertDir, "/etc/cilium/certs")
 	def(&o.CiliumIdentityAllocationMode, "crd")
+	def(&o.DNSMode, "coredns")
+	def(&o.ResolvconfMode, "host_resolvconf")
 	if o.SkydnsServer == "" {
 		o.SkydnsServer = nthAddress(o.KubeServiceAddresses, 3)
 	}

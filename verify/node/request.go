@@ -84,6 +84,9 @@ func (r *Request) EnvOn(remote *Remote, name func(opt string) string) (*Env, err
 			return nil, fmt.Errorf("%s: %q is not an RFC 3339 time (e.g. 2026-11-30T14:22:06Z)", name("now"), r.Now)
 		}
 	}
+	if err := verify.CheckDefaultsRelease(o.KubesprayVersion); err != nil {
+		return nil, fmt.Errorf("%s: %v", name("kubespray_version"), err)
+	}
 	if o.CertFailDays < 0 || o.CertWarnDays < o.CertFailDays {
 		return nil, fmt.Errorf("%s (%d) and %s (%d): need 0 <= fail <= warn", name("cert_warn_days"), o.CertWarnDays, name("cert_fail_days"), o.CertFailDays)
 	}
