@@ -38,6 +38,20 @@ func TestClusterOptionsFromSample(t *testing.T) {
 	}
 }
 
+// The release whose defaults judge the cluster is the role's
+// layercheck_kubespray_version, as roles/verify/tasks/cluster.yml passes it.
+func TestClusterOptionsKubesprayVersion(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hosts.ini"), []byte("[kube_control_plane]\ncp1\n[kube_node]\nw1\n[all:vars]\nlayercheck_kubespray_version=v2.27\nkubespray_version=v2.24.3\n"), 0o644)
+	o, _, err := ClusterOptions([]string{filepath.Join(dir, "hosts.ini")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.KubesprayVersion != "v2.27" {
+		t.Errorf("kubespray_version: %q", o.KubesprayVersion)
+	}
+}
+
 func TestClusterOptionsTemplatedAndBadValues(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "hosts.ini"), []byte("[kube_control_plane]\ncp1\n[kube_node]\nw1\n[all:vars]\nkube_pods_subnet=\"{{ my_subnet }}\"\nlocal_path_provisioner_is_default_storageclass=\"false\"\nenable_dns_autoscaler=perhaps\n"), 0o644)

@@ -113,3 +113,14 @@ func TestPlanAutoRenewCertificates(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorContains(t, hosts[0].Err, "auto_renew_certificates")
 }
+
+// The release whose defaults judge a host is the role's
+// layercheck_kubespray_version, as the verify role passes it; a variable
+// named kubespray_version, which is no kubespray value, is not read.
+func TestPlanKubesprayVersion(t *testing.T) {
+	hosts, _, err := plan(t, "[kube_node]\nw1 layercheck_kubespray_version=v2.27.1\nw2 kubespray_version=v2.27.1\n", "")
+	require.NoError(t, err)
+	require.Len(t, hosts, 2)
+	assert.Equal(t, "v2.27.1", hosts[0].Request.KubesprayVersion)
+	assert.Empty(t, hosts[1].Request.KubesprayVersion)
+}
