@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -113,7 +113,7 @@ func (c *checkCtx) setFix(t target, lit string) string {
 }
 
 // unread reports whether the state says prefix could not be read.
-func unread(st *live.State, prefix string) bool {
+func unread(st *clusterstate.State, prefix string) bool {
 	for _, u := range st.Unread {
 		if strings.HasPrefix(u, prefix) {
 			return true
@@ -182,7 +182,7 @@ func (c *checkCtx) inventoryNames(names []string) []string {
 
 // groupNodes groups node names by a key (a kubelet version ...), keys in
 // order of first appearance.
-func groupNodes(nodes []live.Node, key func(n *live.Node) string) (keys []string, by map[string][]string) {
+func groupNodes(nodes []clusterstate.Node, key func(n *clusterstate.Node) string) (keys []string, by map[string][]string) {
 	by = map[string][]string{}
 	for i := range nodes {
 		k := key(&nodes[i])

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -19,7 +19,7 @@ const appsRole = "roles/kubernetes-apps/ansible"
 // inventory names and deletes nothing: a DNS the inventory asks for and
 // the cluster lacks is recreated by the run (info); one the inventory
 // turned off is left running (warning, through compare).
-func (c *checkCtx) clusterDNS(st *live.State, compare func(string, liveField, func(string, string) bool, Severity, string)) []Finding {
+func (c *checkCtx) clusterDNS(st *clusterstate.State, compare func(string, liveField, func(string, string) bool, Severity, string)) []Finding {
 	running := "none"
 	switch {
 	case st.HasDeployment("coredns") && st.HasDeployment("coredns-secondary"):

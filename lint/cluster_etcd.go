@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -69,7 +69,7 @@ var etcdMoveTo = kver{3, 6, 0}
 // etcdMoveGate: the target etcd_version (tv, from t) is 3.6 or later, and a
 // member runs an etcd below 3.6 and below the release's gate: kubespray's
 // etcd role stops there mid-run, after preinstall and the downloads.
-func (c *checkCtx) etcdMoveGate(st *live.State, t target, tv kver) []Finding {
+func (c *checkCtx) etcdMoveGate(st *clusterstate.State, t target, tv kver) []Finding {
 	if tv.less(etcdMoveTo) {
 		return nil
 	}
@@ -115,7 +115,7 @@ func (c *checkCtx) etcdMoveGate(st *live.State, t target, tv kver) []Finding {
 }
 
 // etcdVersions compares the target etcd_version with the members'.
-func (c *checkCtx) etcdVersions(st *live.State) []Finding {
+func (c *checkCtx) etcdVersions(st *clusterstate.State) []Finding {
 	if st.Etcd == nil || c.cat.Release == nil {
 		return nil
 	}
@@ -170,7 +170,7 @@ func (c *checkCtx) etcdVersions(st *live.State) []Finding {
 	return out
 }
 
-func memberLabel(m live.Member) string {
+func memberLabel(m clusterstate.Member) string {
 	if m.Name != "" {
 		return m.Name
 	}
@@ -214,7 +214,7 @@ func (c *checkCtx) etcdHosts() []etcdHost {
 }
 
 // peerHost is the host part of a member's first peer URL.
-func peerHost(m live.Member) string {
+func peerHost(m clusterstate.Member) string {
 	for _, p := range m.PeerURLs {
 		if u, err := url.Parse(p); err == nil {
 			return u.Hostname()
@@ -226,7 +226,7 @@ func peerHost(m live.Member) string {
 // etcdMembers compares the etcd group with the member list: a member
 // holding the name or peer URL of a host being (re)added, members no
 // etcd host accounts for, learners.
-func (c *checkCtx) etcdMembers(st *live.State) []Finding {
+func (c *checkCtx) etcdMembers(st *clusterstate.State) []Finding {
 	if st.Etcd == nil {
 		return nil
 	}
@@ -294,7 +294,7 @@ func (c *checkCtx) etcdMembers(st *live.State) []Finding {
 }
 
 // staleFix is the fix for a member holding the peer URL of host h.
-func staleFix(m live.Member, h etcdHost) string {
+func staleFix(m clusterstate.Member, h etcdHost) string {
 	fix := "remove the stale member first (etcdctl member remove <id>), then run cluster.yml (or scale.yml) for " + h.host
 	if m.Name != "" {
 		fix += fmt.Sprintf(", or set etcd_member_name for %s to %q if it is that member", h.host, m.Name)
@@ -305,7 +305,7 @@ func staleFix(m live.Member, h etcdHost) string {
 // etcdDeploymentType compares etcd_deployment_type with what runs:
 // kubeadm's etcd is a control-plane static pod (component=etcd), kubespray's
 // host (or docker) etcd is not. kubespray has no move between the two.
-func (c *checkCtx) etcdDeploymentType(st *live.State) []Finding {
+func (c *checkCtx) etcdDeploymentType(st *clusterstate.State) []Finding {
 	if unread(st, "control-plane pods") {
 		return nil
 	}

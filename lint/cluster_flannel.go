@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 )
 
 // flannelTask is where kubespray renders and applies kube-flannel-cfg.
@@ -16,7 +16,7 @@ const flannelVXLANPort = "8472"
 
 // flannelConf compares flannel's settings with kube-flannel-cfg's
 // net-conf.json on the hosts whose kube_network_plugin is flannel.
-func (c *checkCtx) flannelConf(st *live.State, compareOn func([]string, string, liveField, func(string, string) bool, Severity, string, func(string) string)) {
+func (c *checkCtx) flannelConf(st *clusterstate.State, compareOn func([]string, string, liveField, func(string, string) bool, Severity, string, func(string) string)) {
 	nc := st.Flannel
 	if nc == nil {
 		return
@@ -26,7 +26,7 @@ func (c *checkCtx) flannelConf(st *live.State, compareOn func([]string, string, 
 		return
 	}
 	equal := func(a, b string) bool { return a == b }
-	field := live.FlannelConfigMap + " Backend."
+	field := clusterstate.FlannelConfigMap + " Backend."
 	restart := func(what string) string {
 		return fmt.Sprintf("kubespray re-renders kube-system/kube-flannel-cfg from the inventory and applies it (%s), but flannel reads net-conf.json only at start: the running flannel pods keep the cluster's %s until they restart, node by node when the DaemonSet rolls (a new flannel_image_tag, as in an upgrade) or at a node's reboot, and nodes on different %s cannot reach each other's pods.", flannelTask, what, what)
 	}
@@ -64,7 +64,7 @@ func (c *checkCtx) flannelConf(st *live.State, compareOn func([]string, string, 
 	// kube_pods_subnet is judged against kubeadm's podSubnet when that was
 	// read; flannel's Network is the one place left otherwise.
 	if kc := st.KubeadmConfig; (kc == nil || kc.PodSubnet == "") && nc.Network != "" {
-		compareOn(hosts, "kube_pods_subnet", liveField{nc.Network, live.FlannelConfigMap + " Network"}, inCIDRList, SeverityError,
+		compareOn(hosts, "kube_pods_subnet", liveField{nc.Network, clusterstate.FlannelConfigMap + " Network"}, inCIDRList, SeverityError,
 			"kubespray writes kube_pods_subnet into net-conf.json's Network ("+flannelTask+") and kubeadm's podSubnet; it cannot change on a running cluster: Nodes keep the podCIDRs allocated from the running range, and flannel pods restarted with the new Network do not route them.", nil)
 	}
 }

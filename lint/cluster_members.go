@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -30,7 +30,7 @@ func checkClusterMembers(c *checkCtx) []Finding {
 	if unread(st, "Nodes") {
 		return out
 	}
-	byName := make(map[string]*live.Node, len(st.Nodes))
+	byName := make(map[string]*clusterstate.Node, len(st.Nodes))
 	for i := range st.Nodes {
 		byName[st.Nodes[i].Name] = &st.Nodes[i]
 	}
@@ -142,7 +142,7 @@ func firstWords(l []string) []string {
 // kubectl label --overwrite), so a label that differs changes where pods
 // schedule; node_taints only reach kubelet's --register-with-taints, so a
 // taint the Node lacks is never added to a Node that already exists.
-func (c *checkCtx) nodeSettings(byName map[string]*live.Node, nodeName func(string) string) []Finding {
+func (c *checkCtx) nodeSettings(byName map[string]*clusterstate.Node, nodeName func(string) string) []Finding {
 	var out []Finding
 	for _, u := range c.uses("node_labels") {
 		if !judged(u.judge) || u.judge.Kind != parser.KindMap || u.judge.Map == nil {

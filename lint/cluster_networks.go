@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 )
 
 func init() {
@@ -60,12 +60,12 @@ func checkClusterNetworks(c *checkCtx) []Finding {
 	equal := func(a, b string) bool { return a == b }
 	if kc := st.KubeadmConfig; kc != nil {
 		immutable := fmt.Sprintf("kubespray writes it into kubeadm's ClusterConfiguration (%s); it cannot change on a running cluster: Nodes keep their podCIDRs, Services their ClusterIPs, and the CNI its pool, so pods and Services of the new range do not route.", kubeadmTask)
-		compare("kube_pods_subnet", liveField{kc.PodSubnet, live.KubeadmConfigMap + ".networking.podSubnet"}, inCIDRList, SeverityError, immutable)
-		compare("kube_service_addresses", liveField{kc.ServiceSubnet, live.KubeadmConfigMap + ".networking.serviceSubnet"}, inCIDRList, SeverityError, immutable)
-		compare("cluster_name", liveField{kc.ClusterName, live.KubeadmConfigMap + ".clusterName"}, equal, SeverityError,
+		compare("kube_pods_subnet", liveField{kc.PodSubnet, clusterstate.KubeadmConfigMap + ".networking.podSubnet"}, inCIDRList, SeverityError, immutable)
+		compare("kube_service_addresses", liveField{kc.ServiceSubnet, clusterstate.KubeadmConfigMap + ".networking.serviceSubnet"}, inCIDRList, SeverityError, immutable)
+		compare("cluster_name", liveField{kc.ClusterName, clusterstate.KubeadmConfigMap + ".clusterName"}, equal, SeverityError,
 			fmt.Sprintf("kubespray writes cluster_name into ClusterConfiguration.clusterName and, as dns_domain's default, the cluster DNS domain (%s): kubelets and CoreDNS would serve another domain than pods resolve.", kubeadmTask))
 		if kc.NodeCIDRMaskSize != "" {
-			compare("kube_network_node_prefix", liveField{kc.NodeCIDRMaskSize, live.KubeadmConfigMap + ".controllerManager.extraArgs node-cidr-mask-size-ipv4"}, equal, SeverityError,
+			compare("kube_network_node_prefix", liveField{kc.NodeCIDRMaskSize, clusterstate.KubeadmConfigMap + ".controllerManager.extraArgs node-cidr-mask-size-ipv4"}, equal, SeverityError,
 				"kube-controller-manager allocates every Node's podCIDR with this mask; allocated podCIDRs never change, so new Nodes would get ranges of another size that can overlap the old ones.")
 		}
 	}
@@ -80,7 +80,7 @@ func checkClusterNetworks(c *checkCtx) []Finding {
 		if mode == "" {
 			mode = "iptables"
 		}
-		compare("kube_proxy_mode", liveField{mode, live.KubeProxyMap + " mode"}, equal, SeverityWarning,
+		compare("kube_proxy_mode", liveField{mode, clusterstate.KubeProxyMap + " mode"}, equal, SeverityWarning,
 			`kubespray rewrites the kube-proxy ConfigMap ("Update kube-proxy configmap after upgrade") and kube-proxy switches mode: the old mode's rules stay on every node until it is cleaned (kube-proxy --cleanup), and Services can answer twice or not at all meanwhile.`)
 	}
 	if !unread(st, "DaemonSets") {
@@ -99,7 +99,7 @@ func checkClusterNetworks(c *checkCtx) []Finding {
 
 // calicoPool compares calico's settings with the IPPool and calico-config
 // (compare appends the findings).
-func (c *checkCtx) calicoPool(st *live.State, compare func(string, liveField, func(string, string) bool, Severity, string)) {
+func (c *checkCtx) calicoPool(st *clusterstate.State, compare func(string, liveField, func(string, string) bool, Severity, string)) {
 	if !c.anyHostWith("kube_network_plugin", "calico") {
 		return
 	}
@@ -116,7 +116,7 @@ func (c *checkCtx) calicoPool(st *live.State, compare func(string, liveField, fu
 		}
 	}
 	if st.CalicoBackend != nil {
-		compare("calico_network_backend", liveField{*st.CalicoBackend, live.CalicoConfigMap + " calico_backend"}, equal, SeverityError,
+		compare("calico_network_backend", liveField{*st.CalicoBackend, clusterstate.CalicoConfigMap + " calico_backend"}, equal, SeverityError,
 			"kubespray rewrites calico-config and restarts calico-node with the other backend (bird for BGP, vxlan, none): cross-node pod traffic stops until every node runs the same one, and BGP peerings go away.")
 	}
 }
@@ -133,7 +133,7 @@ var cniDaemonSet = map[string]string{
 
 // runningPlugin is the kube_network_plugin whose DaemonSet runs ("" for
 // none or more than one).
-func runningPlugin(st *live.State) string {
+func runningPlugin(st *clusterstate.State) string {
 	found := ""
 	for p, ds := range cniDaemonSet {
 		if st.HasDaemonSet(ds) {
@@ -163,7 +163,7 @@ func inCIDRList(inv, list string) bool {
 
 // nodeMask is the mask of the first Node's spec.podCIDR (IPv4), with the
 // Node's name.
-func nodeMask(st *live.State) (mask, node string) {
+func nodeMask(st *clusterstate.State) (mask, node string) {
 	for _, n := range st.Nodes {
 		for _, s := range strings.Split(n.PodCIDR, ",") {
 			if p, err := netip.ParsePrefix(strings.TrimSpace(s)); err == nil && p.Addr().Is4() {

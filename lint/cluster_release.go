@@ -5,8 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/kubespray"
-	"github.com/layercheck/layercheck/lint/live"
 )
 
 func init() {
@@ -47,7 +47,7 @@ var releaseDefaults = sync.OnceValue(func() map[string]string {
 // release that installs the Kubernetes minor the control plane runs by
 // default; the note says what was inferred, or why nothing could be. The
 // release is nil when it is the target itself (a re-run) or unknown.
-func inferUpgradeFrom(st *live.State, target *kubespray.Catalogue) (*kubespray.Catalogue, *Finding) {
+func inferUpgradeFrom(st *clusterstate.State, target *kubespray.Catalogue) (*kubespray.Catalogue, *Finding) {
 	note := &Finding{Rule: "upgrade-from", Severity: SeverityInfo,
 		Fix: "pass --upgrade-from RELEASE (the lint role's layercheck_lint_upgrade_from) naming the kubespray release the cluster was installed or last upgraded with"}
 	cp, what, ok := controlPlaneVersion(st)

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/kubespray"
-	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -21,7 +21,7 @@ func TestUpgradeFromCannotTell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range []*live.State{
+	for _, st := range []*clusterstate.State{
 		{Server: "https://192.0.2.1:6443", ServerVersion: "v1.20.4"},
 		{Server: "https://192.0.2.1:6443"},
 	} {
@@ -46,9 +46,9 @@ func TestEtcdMoveGate(t *testing.T) {
 	})
 	inv, err := parser.Load(dir)
 	require.NoError(t, err)
-	state := func(etcd string) *live.State {
-		return &live.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.34.3",
-			Etcd: &live.Etcd{Endpoint: "https://192.0.2.11:2379", Members: []live.Member{
+	state := func(etcd string) *clusterstate.State {
+		return &clusterstate.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.34.3",
+			Etcd: &clusterstate.Etcd{Endpoint: "https://192.0.2.11:2379", Members: []clusterstate.Member{
 				{Name: "etcd1", PeerURLs: []string{"https://192.0.2.11:2380"}, Version: etcd}}}}
 	}
 	lintWith := func(release, etcd string) *Report {
@@ -86,28 +86,28 @@ const day2Hosts = "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode
 // renders it: vxlan, VNI 1, port 8472, no direct routing), etcd 3.5.24 as a
 // host service on node1 (no etcd static pod), CoreDNS with nodelocaldns,
 // kube-proxy in ipvs mode.
-func day2State() *live.State {
-	nc := &live.FlannelNetConf{Network: "10.233.64.0/18", EnableIPv4: true}
+func day2State() *clusterstate.State {
+	nc := &clusterstate.FlannelNetConf{Network: "10.233.64.0/18", EnableIPv4: true}
 	nc.Backend.Type = "vxlan"
 	vni, port, direct := 1, 8472, false
 	nc.Backend.VNI, nc.Backend.Port, nc.Backend.DirectRouting = &vni, &port, &direct
 	ipvs := "ipvs"
-	st := &live.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.34.3",
-		KubeadmConfig: &live.KubeadmConfig{KubernetesVersion: "v1.34.3", ClusterName: "cluster.local", PodSubnet: "10.233.64.0/18",
+	st := &clusterstate.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.34.3",
+		KubeadmConfig: &clusterstate.KubeadmConfig{KubernetesVersion: "v1.34.3", ClusterName: "cluster.local", PodSubnet: "10.233.64.0/18",
 			ServiceSubnet: "10.233.0.0/18", DNSDomain: "cluster.local", NodeCIDRMaskSize: "24"},
 		KubeProxyMode: &ipvs,
 		DaemonSets:    []string{"kube-flannel", "kube-proxy", "nodelocaldns"},
 		Deployments:   []string{"coredns", "dns-autoscaler"},
 		Flannel:       nc,
-		Etcd: &live.Etcd{Endpoint: "https://192.0.2.11:2379", Members: []live.Member{
+		Etcd: &clusterstate.Etcd{Endpoint: "https://192.0.2.11:2379", Members: []clusterstate.Member{
 			{Name: "etcd1", PeerURLs: []string{"https://192.0.2.11:2380"}, ClientURLs: []string{"https://192.0.2.11:2379"}, Version: "3.5.24"}}},
 	}
 	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		st.ControlPlane = append(st.ControlPlane, live.StaticPod{Component: c, Node: "node1", Pod: c + "-node1",
+		st.ControlPlane = append(st.ControlPlane, clusterstate.StaticPod{Component: c, Node: "node1", Pod: c + "-node1",
 			Image: "registry.k8s.io/" + c + ":v1.34.3", Version: "v1.34.3"})
 	}
 	for i, n := range []string{"node1", "node2", "node3"} {
-		st.Nodes = append(st.Nodes, live.Node{Name: n, KubeletVersion: "v1.34.3", ContainerRuntimeVersion: "containerd://2.1.5",
+		st.Nodes = append(st.Nodes, clusterstate.Node{Name: n, KubeletVersion: "v1.34.3", ContainerRuntimeVersion: "containerd://2.1.5",
 			Ready: true, PodCIDR: fmt.Sprintf("10.233.%d.0/24", 64+i)})
 	}
 	return st
@@ -116,7 +116,7 @@ func day2State() *live.State {
 // lintDay2 lints the day-2 inventory (flannel, etcd on the host) with vars
 // added in group_vars/k8s_cluster/k8s-net-flannel.yml against st for
 // kubespray v2.31.0.
-func lintDay2(t *testing.T, vars string, st *live.State) *Report {
+func lintDay2(t *testing.T, vars string, st *clusterstate.State) *Report {
 	t.Helper()
 	dir := writeTree(t, map[string]string{
 		"hosts.ini":                                  day2Hosts,
@@ -216,7 +216,7 @@ func TestPreflightEtcdDeploymentType(t *testing.T) {
 	// the reverse: kubeadm's etcd runs, the inventory says host
 	st = day2State()
 	st.Etcd = nil
-	st.ControlPlane = append(st.ControlPlane, live.StaticPod{Component: "etcd", Node: "node1", Pod: "etcd-node1", Image: "registry.k8s.io/etcd:3.5.24-0", Version: "3.5.24-0"})
+	st.ControlPlane = append(st.ControlPlane, clusterstate.StaticPod{Component: "etcd", Node: "node1", Pod: "etcd-node1", Image: "registry.k8s.io/etcd:3.5.24-0", Version: "3.5.24-0"})
 	f = one(t, lintDay2(t, "", st), "cluster-membership", "etcd_deployment_type")
 	assert.Equal(t, SeverityError, f.Severity)
 	assert.Equal(t, `etcd_deployment_type "host" (group_vars/all/etcd.yml:1:23) but the cluster runs kubeadm's etcd: static pod(s) etcd-node1 in kube-system (component=etcd)`, f.Message)
@@ -278,7 +278,7 @@ func TestPreflightDNSRecreated(t *testing.T) {
 // membershipFindings lints hosts (an INI inventory) for kubespray v2.31.0 against
 // the cluster st and returns the cluster-membership findings whose
 // message contains about.
-func membershipFindings(t *testing.T, hosts string, st *live.State, about string) ([]Finding, *Report) {
+func membershipFindings(t *testing.T, hosts string, st *clusterstate.State, about string) ([]Finding, *Report) {
 	t.Helper()
 	inv, err := parser.Load(writeTree(t, map[string]string{"hosts.ini": hosts}))
 	require.NoError(t, err)
@@ -299,7 +299,7 @@ func membershipFindings(t *testing.T, hosts string, st *live.State, about string
 // the next upgrade the preflight says kubespray will keep it cordoned.
 func TestCordonedBeforeAnUpgrade(t *testing.T) {
 	hosts := "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode2\nnode3\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n"
-	st := &live.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.34.3", Nodes: []live.Node{
+	st := &clusterstate.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.34.3", Nodes: []clusterstate.Node{
 		{Name: "node1", Ready: true, Unschedulable: true, Taints: []string{"node-role.kubernetes.io/control-plane:NoSchedule", "node.kubernetes.io/unschedulable:NoSchedule"}},
 		{Name: "node2", Ready: true}, {Name: "node3", Ready: true}}}
 	got, r := membershipFindings(t, hosts, st, "cordoned")
@@ -317,7 +317,7 @@ func TestCordonedBeforeAnUpgrade(t *testing.T) {
 // taint ("Kubeadm | Remove taint for control plane node with node role"),
 // so the preflight says so, as information.
 func TestControlPlaneAddedToKubeNode(t *testing.T) {
-	st := &live.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.35.4", Nodes: []live.Node{
+	st := &clusterstate.State{Server: "https://192.0.2.11:6443", ServerVersion: "v1.35.4", Nodes: []clusterstate.Node{
 		{Name: "node1", Ready: true, Taints: []string{"node-role.kubernetes.io/control-plane:NoSchedule"}},
 		{Name: "node2", Ready: true}, {Name: "node3", Ready: true}}}
 	got, r := membershipFindings(t, "[kube_control_plane]\nnode1\n[etcd]\nnode1\n[kube_node]\nnode1\nnode2\nnode3\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n", st, "the run removes it")

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 )
 
 func init() {
@@ -16,7 +16,7 @@ func init() {
 // controlPlaneVersion is the oldest version the control plane runs: the
 // kube-apiserver static pods' image tags (during an upgrade they differ),
 // else GET /version. what names where it was read.
-func controlPlaneVersion(st *live.State) (v kver, what string, ok bool) {
+func controlPlaneVersion(st *clusterstate.State) (v kver, what string, ok bool) {
 	for _, p := range st.ControlPlane {
 		if p.Component != "kube-apiserver" {
 			continue
@@ -116,8 +116,8 @@ func (c *checkCtx) controlPlaneSkew(t target, tv, cp kver, cpWhat string) (Findi
 // A kubelet at or below the running control plane's minor that the target
 // is older than is the control plane's downgrade, said once by
 // controlPlaneSkew.
-func (c *checkCtx) kubeletSkew(t target, tv kver, st *live.State, cp kver, cpOK bool) []Finding {
-	keys, by := groupNodes(st.Nodes, func(n *live.Node) string { return n.KubeletVersion })
+func (c *checkCtx) kubeletSkew(t target, tv kver, st *clusterstate.State, cp kver, cpOK bool) []Finding {
+	keys, by := groupNodes(st.Nodes, func(n *clusterstate.Node) string { return n.KubeletVersion })
 	var out []Finding
 	for _, k := range keys {
 		kv, ok := parseKver(k)
@@ -154,9 +154,9 @@ var runtimeNames = map[string]string{"containerd": "containerd", "crio": "cri-o"
 
 // runtimeVersions checks each node's container runtime against
 // container_manager and, for containerd, the target containerd_version.
-func (c *checkCtx) runtimeVersions(st *live.State) []Finding {
+func (c *checkCtx) runtimeVersions(st *clusterstate.State) []Finding {
 	var out []Finding
-	keys, by := groupNodes(st.Nodes, func(n *live.Node) string { return n.ContainerRuntimeVersion })
+	keys, by := groupNodes(st.Nodes, func(n *clusterstate.Node) string { return n.ContainerRuntimeVersion })
 	if len(keys) == 0 {
 		return nil
 	}

@@ -59,8 +59,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/kubespray"
-	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/parser"
 )
 
@@ -195,7 +195,7 @@ type Input struct {
 	// Cluster, when set, is the running cluster (read by
 	// verify/cluster.ReadState): the cluster-* rules compare the inventory
 	// and the target release with it (see cluster.go).
-	Cluster *live.State
+	Cluster *clusterstate.State
 }
 
 // Run applies every rule and returns the findings sorted by severity, then

@@ -5,11 +5,12 @@
 #   arrows  imports from one of our packages to another
 #   up      arrows from a lower layer to a higher one
 # The layers are the design's order, lowest first:
-#   module, parser (and redact, which module imports) < kubespray < lint
-#   < verify < internal < cmd (with bench/ and measure/)
-#   < test
+#   module, parser (and redact, which module imports) < kubespray and
+#   clusterstate < lint and verify (two wings side by side) < internal
+#   < cmd (with bench/ and measure/) < test
 # A package's layer is its first path element. Imports within one layer are
-# not counted as up.
+# not counted as up; "between lint and verify" counts the imports from one
+# wing into the other.
 #
 # Two graphs are printed: "product" (the imports of non-test files, what the
 # binaries are built from) and "tests" (the extra imports of _test.go files).
@@ -28,12 +29,15 @@ go list -tags "$tags" -f '{{.ImportPath}}|P|{{join .Imports " "}}
 {{.ImportPath}}|T|{{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
 awk -F'|' -v mod="$mod" -v verbose="$verbose" '
 function rel(p) { return substr(p, length(mod) + 2) }
+function wing(p,   top) {
+	top = rel(p); sub(/\/.*/, "", top)
+	return (top == "lint" || top == "verify") ? top : ""
+}
 function layer(p,   r, top) {
 	r = rel(p); top = r; sub(/\/.*/, "", top)
 	if (top == "module" || top == "parser" || top == "redact") return 0
-	if (top == "kubespray") return 1
-	if (top == "lint") return 2
-	if (top == "verify") return 3
+	if (top == "kubespray" || top == "clusterstate") return 1
+	if (top == "lint" || top == "verify") return 2
 	if (top == "internal") return 4
 	if (top == "cmd" || top == "bench" || top == "measure") return 5
 	if (top == "test") return 6
@@ -52,6 +56,10 @@ function layer(p,   r, top) {
 		seen[key] = 1
 		if (kind == "T" && ((("P" SUBSEP from SUBSEP to)) in seen)) continue
 		arrows[kind]++
+		if (wing(from) != "" && wing(to) != "" && wing(from) != wing(to)) {
+			between[kind]++
+			if (verbose) printf "  between (%s): %s -> %s\n", kind == "P" ? "product" : "tests", rel(from), rel(to)
+		}
 		if (layer(from) < layer(to)) {
 			up[kind]++
 			if (layer(to) == 6) uptest[kind]++
@@ -61,6 +69,6 @@ function layer(p,   r, top) {
 }
 END {
 	printf "rooms %d\n", rooms
-	printf "product: arrows %d, up %d (%d of them into test/)\n", arrows["P"], up["P"], uptest["P"]
-	printf "tests:   arrows %d, up %d (%d of them into test/; imports only _test.go files add)\n", arrows["T"], up["T"], uptest["T"]
+	printf "product: arrows %d, up %d (%d of them into test/), between lint and verify %d\n", arrows["P"], up["P"], uptest["P"], between["P"]
+	printf "tests:   arrows %d, up %d (%d of them into test/; imports only _test.go files add), between lint and verify %d\n", arrows["T"], up["T"], uptest["T"], between["T"]
 }'

@@ -6,7 +6,7 @@
 // probe), and returns ansible_facts.layercheck_cluster, the cluster.Report.
 // With preflight: true it only reads what the lint's cluster rules compare
 // with the inventory and returns ansible_facts.layercheck_cluster_state
-// (lint/live.State) for inventory_lint's cluster_state.
+// (clusterstate.State) for inventory_lint's cluster_state.
 // It fails the task only for bad options or an unreadable kubeconfig; the
 // role asserts on the facts. In check mode the probes that create objects
 // are skipped and say so.

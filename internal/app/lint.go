@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/internal/fleet"
 	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
-	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/lint/report"
 	"github.com/layercheck/layercheck/parser"
 	"github.com/layercheck/layercheck/verify/cluster"
@@ -270,7 +270,7 @@ func lintIgnore(env parser.AnsibleCfgEnv) (parser.InventoryIgnore, error) {
 // kube_control_plane host reached over SSH as layercheck verify does; etcd
 // when etcd names its endpoints, or through that host when it is an etcd
 // host (etcdFromHost).
-func readClusterState(ctx context.Context, sources, extra []string, loaded *parser.Inventory, ev *parser.Map, kubeconfig string, fromFirstCP bool, etcd cluster.EtcdAccess) (*live.State, error) {
+func readClusterState(ctx context.Context, sources, extra []string, loaded *parser.Inventory, ev *parser.Map, kubeconfig string, fromFirstCP bool, etcd cluster.EtcdAccess) (*clusterstate.State, error) {
 	copts, _, err := ClusterOptions(sources, extra)
 	if err != nil {
 		return nil, err

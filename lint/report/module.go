@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
-	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/module"
 	"github.com/layercheck/layercheck/parser"
 )
@@ -52,7 +52,7 @@ type Options struct {
 	// ClusterState is the running cluster as cluster_facts with preflight:
 	// true read it (ansible_facts.layercheck_cluster_state): the cluster-*
 	// rules then compare the inventory with it.
-	ClusterState *live.State `json:"cluster_state"`
+	ClusterState *clusterstate.State `json:"cluster_state"`
 	// AnsibleCore is the ansible-core running the play ("2.18.6"; the
 	// action plugin sends ansible_version.full): below 2.19 string
 	// booleans are judged by what that ansible-core does with them.

@@ -18,10 +18,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/internal/app"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
-	"github.com/layercheck/layercheck/lint/live"
 	"github.com/layercheck/layercheck/parser"
 	"github.com/layercheck/layercheck/test/harness"
 	"github.com/layercheck/layercheck/test/testutil"
@@ -111,7 +111,7 @@ func preflightInventory(t testing.TB, hosts, vars string) string {
 
 // clusterFindings lints dir for the release target against st and keeps
 // the cluster-* findings.
-func clusterFindings(t *testing.T, dir, target string, st *live.State) []lint.Finding {
+func clusterFindings(t *testing.T, dir, target string, st *clusterstate.State) []lint.Finding {
 	t.Helper()
 	rep := lintWith(t, dir, target, st)
 	var out []lint.Finding
@@ -124,7 +124,7 @@ func clusterFindings(t *testing.T, dir, target string, st *live.State) []lint.Fi
 }
 
 // lintWith lints dir for the release target against st.
-func lintWith(t testing.TB, dir, target string, st *live.State) *lint.Report {
+func lintWith(t testing.TB, dir, target string, st *clusterstate.State) *lint.Report {
 	t.Helper()
 	inv, err := parser.Load(dir)
 	require.NoError(t, err)
@@ -143,7 +143,7 @@ func upgradeFrom(rep *lint.Report) string {
 	return ""
 }
 
-func readState(t *testing.T, srv *APIServer) *live.State {
+func readState(t *testing.T, srv *APIServer) *clusterstate.State {
 	t.Helper()
 	st, err := cluster.ReadStateRequest(context.Background(), &cluster.Request{Options: preflightOptions(), Kubeconfig: srv.Kubeconfig, Timeout: 30})
 	require.NoError(t, err)
@@ -364,9 +364,9 @@ func TestPreflightEtcd(t *testing.T) {
 	srv := preflightWorld(t, nil)
 	access := cluster.EtcdAccess{Endpoints: []string{fmt.Sprintf("https://127.0.0.1:%d", members[0].ClientPort)},
 		CACert: filepath.Join(ssl, "ca.pem"), Cert: filepath.Join(ssl, "admin-node1.pem"), Key: filepath.Join(ssl, "admin-node1-key.pem")}
-	read := func(want int) *live.State {
+	read := func(want int) *clusterstate.State {
 		t.Helper()
-		var st *live.State
+		var st *clusterstate.State
 		for range 100 { // a fresh cluster may still be electing
 			st, err = cluster.ReadStateRequest(context.Background(), &cluster.Request{Options: preflightOptions(), Kubeconfig: srv.Kubeconfig, Timeout: 10, EtcdAccess: access})
 			require.NoError(t, err)
@@ -398,7 +398,7 @@ func TestPreflightEtcd(t *testing.T) {
 		{name: "host re-added at a new address", hosts: strings.Replace(etcdHosts, "node3\n[kube_node]", "node3 ip=10.10.0.99\n[kube_node]", 1), vars: pinned, sev: lint.SeverityError,
 			msg: "but host node3, which runs as etcd3, is at 10.10.0.99: a stale member of a host being re-added"},
 	}
-	check := func(st *live.State, hosts, vars string, sev lint.Severity, msg string) {
+	check := func(st *clusterstate.State, hosts, vars string, sev lint.Severity, msg string) {
 		t.Helper()
 		fs := clusterFindings(t, preflightInventory(t, hosts, vars), "master", st)
 		if msg == "" {

@@ -14,7 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/verify"
 )
 
@@ -40,7 +40,7 @@ const flannelTemplate = "roles/network_plugin/flannel/templates/cni-flannel.yml.
 
 // FlannelNetConf is flannel's net-conf.json, the fields kubespray writes;
 // the lint's preflight reads the same (ReadState).
-type FlannelNetConf = live.FlannelNetConf
+type FlannelNetConf = clusterstate.FlannelNetConf
 
 // errNoNetConf: kube-flannel-cfg has no net-conf.json.
 var errNoNetConf = fmt.Errorf("has no %s key", FlannelNetConfKey)

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/layercheck/layercheck/verify/cluster/clustertest"
@@ -256,7 +256,7 @@ func TestFlannelNetworkPoliciesUnlistable(t *testing.T) {
 
 // readState is ReadState on w applied to a fake clientset, with the
 // clientset for the requests it saw.
-func readState(t *testing.T, o cluster.Options, w *clustertest.World) (*live.State, *fake.Clientset) {
+func readState(t *testing.T, o cluster.Options, w *clustertest.World) (*clusterstate.State, *fake.Clientset) {
 	t.Helper()
 	ctx := context.Background()
 	kube := fake.NewSimpleClientset()
@@ -294,7 +294,7 @@ func TestReadStateFlannel(t *testing.T) {
 	o := flannelThreeNode()
 	st, _ := readState(t, o, clustertest.Healthy(o, 4))
 	require.NotNil(t, st.Flannel, "Unread: %v", st.Unread)
-	want := &live.FlannelNetConf{Network: "10.233.64.0/18", EnableIPv4: true}
+	want := &clusterstate.FlannelNetConf{Network: "10.233.64.0/18", EnableIPv4: true}
 	want.Backend.Type = "vxlan"
 	want.Backend.VNI, want.Backend.Port, want.Backend.DirectRouting = ptrTo(1), ptrTo(8472), ptrTo(false)
 	assert.Equal(t, want, st.Flannel)

@@ -14,14 +14,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 )
 
 // ReadStateRequest loads the kubeconfig, connects as RunRequest does and
 // reads what the lint's cluster rules compare with the inventory (see
 // ReadState), and etcd's members with r.EtcdAccess (ReadEtcd). Errors are for bad options, an unreadable kubeconfig or an
 // API server that does not answer /version.
-func ReadStateRequest(ctx context.Context, r *Request) (*live.State, error) {
+func ReadStateRequest(ctx context.Context, r *Request) (*clusterstate.State, error) {
 	env, requests, err := r.connect()
 	if err != nil {
 		return nil, err
@@ -48,12 +48,12 @@ func ReadStateRequest(ctx context.Context, r *Request) (*live.State, error) {
 // does not depend on the number of nodes. What cannot be read (a
 // ConfigMap kubespray did not write, a forbidden list) is said in
 // State.Unread; only an API server that does not answer is an error.
-func ReadState(ctx context.Context, env *Env) (*live.State, error) {
+func ReadState(ctx context.Context, env *Env) (*clusterstate.State, error) {
 	if env.Timeout <= 0 {
 		env.Timeout = 10 * time.Second
 	}
 	env.snap.env = env
-	st := &live.State{Server: env.Server, Nodes: []live.Node{}}
+	st := &clusterstate.State{Server: env.Server, Nodes: []clusterstate.Node{}}
 	vctx, cancel := context.WithTimeout(ctx, env.Timeout)
 	ver, err := serverVersion(vctx, env)
 	cancel()
@@ -97,7 +97,7 @@ func ReadState(ctx context.Context, env *Env) (*live.State, error) {
 	if cm, err := configMap(ctx, env, "kubeadm-config"); err != nil {
 		unread("ConfigMap kube-system/kubeadm-config", err)
 	} else if kc, err := parseClusterConfiguration(cm.Data["ClusterConfiguration"]); err != nil {
-		st.Unread = append(st.Unread, live.KubeadmConfigMap+": "+err.Error())
+		st.Unread = append(st.Unread, clusterstate.KubeadmConfigMap+": "+err.Error())
 	} else {
 		st.KubeadmConfig = kc
 	}
@@ -108,7 +108,7 @@ func ReadState(ctx context.Context, env *Env) (*live.State, error) {
 			Mode string `yaml:"mode"`
 		}
 		if err := yaml.Unmarshal([]byte(cm.Data["config.conf"]), &kp); err != nil {
-			st.Unread = append(st.Unread, live.KubeProxyMap+": "+err.Error())
+			st.Unread = append(st.Unread, clusterstate.KubeProxyMap+": "+err.Error())
 		} else {
 			st.KubeProxyMode = &kp.Mode
 		}
@@ -123,7 +123,7 @@ func ReadState(ctx context.Context, env *Env) (*live.State, error) {
 		if pool, err := env.Dynamic.Resource(IPPoolGVR).Get(ctx, name, metav1.GetOptions{}); err != nil {
 			unread("IPPool "+name+" (crd.projectcalico.org/v1)", err)
 		} else {
-			p := &live.IPPool{Name: name}
+			p := &clusterstate.IPPool{Name: name}
 			p.CIDR, _, _ = unstructured.NestedString(pool.Object, "spec", "cidr")
 			p.IPIPMode, _, _ = unstructured.NestedString(pool.Object, "spec", "ipipMode")
 			p.VXLANMode, _, _ = unstructured.NestedString(pool.Object, "spec", "vxlanMode")
@@ -164,8 +164,8 @@ func apiMessage(err error) string {
 	return err.Error()
 }
 
-func liveNode(n *corev1.Node) live.Node {
-	ln := live.Node{Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion,
+func liveNode(n *corev1.Node) clusterstate.Node {
+	ln := clusterstate.Node{Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion,
 		ContainerRuntimeVersion: n.Status.NodeInfo.ContainerRuntimeVersion, PodCIDR: n.Spec.PodCIDR, Labels: n.Labels,
 		Unschedulable: n.Spec.Unschedulable}
 	ln.ReadyReason = "no Ready condition"
@@ -193,8 +193,8 @@ func TaintString(t corev1.Taint) string {
 	return s + ":" + string(t.Effect)
 }
 
-func staticPod(p *corev1.Pod) live.StaticPod {
-	sp := live.StaticPod{Component: p.Labels["component"], Node: p.Spec.NodeName, Pod: p.Name}
+func staticPod(p *corev1.Pod) clusterstate.StaticPod {
+	sp := clusterstate.StaticPod{Component: p.Labels["component"], Node: p.Spec.NodeName, Pod: p.Name}
 	for _, c := range p.Spec.Containers {
 		if c.Name == sp.Component || sp.Image == "" {
 			sp.Image = c.Image
@@ -221,7 +221,7 @@ func imageTag(image string) string {
 // inventory out of kubeadm's ClusterConfiguration (v1beta3 or v1beta4:
 // controllerManager.extraArgs is a map in v1beta3, a list of name/value in
 // v1beta4).
-func parseClusterConfiguration(text string) (*live.KubeadmConfig, error) {
+func parseClusterConfiguration(text string) (*clusterstate.KubeadmConfig, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, fmt.Errorf("no ClusterConfiguration key")
 	}
@@ -240,7 +240,7 @@ func parseClusterConfiguration(text string) (*live.KubeadmConfig, error) {
 	if err := yaml.Unmarshal([]byte(text), &cc); err != nil {
 		return nil, err
 	}
-	kc := &live.KubeadmConfig{KubernetesVersion: cc.KubernetesVersion, ClusterName: cc.ClusterName,
+	kc := &clusterstate.KubeadmConfig{KubernetesVersion: cc.KubernetesVersion, ClusterName: cc.ClusterName,
 		PodSubnet: cc.Networking.PodSubnet, ServiceSubnet: cc.Networking.ServiceSubnet, DNSDomain: cc.Networking.DNSDomain}
 	args := map[string]string{}
 	switch ea := &cc.ControllerManager.ExtraArgs; ea.Kind {

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/layercheck/layercheck/lint/live"
+	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/verify/etcdgw"
 )
 
@@ -69,7 +69,7 @@ func (a *EtcdAccess) TLSConfig() (*tls.Config, error) {
 // endpoint that answers, then each started member's version
 // (Maintenance.Status at its first client URL): one request per member,
 // not per node. A member whose status cannot be read has no Version.
-func ReadEtcd(ctx context.Context, a *EtcdAccess, timeout time.Duration) (*live.Etcd, error) {
+func ReadEtcd(ctx context.Context, a *EtcdAccess, timeout time.Duration) (*clusterstate.Etcd, error) {
 	cfg, err := a.TLSConfig()
 	if err != nil {
 		return nil, err
@@ -86,9 +86,9 @@ func ReadEtcd(ctx context.Context, a *EtcdAccess, timeout time.Duration) (*live.
 			errs = append(errs, fmt.Sprintf("%s: %v", ep, err))
 			continue
 		}
-		out := &live.Etcd{Endpoint: ep, Members: []live.Member{}}
+		out := &clusterstate.Etcd{Endpoint: ep, Members: []clusterstate.Member{}}
 		for _, m := range ml.Members {
-			lm := live.Member{Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner}
+			lm := clusterstate.Member{Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner}
 			if len(m.ClientURLs) > 0 {
 				if g, err := etcdGateway(m.ClientURLs[0], cfg, timeout, a.Dial); err == nil {
 					var st etcdgw.StatusResponse

@@ -1,11 +1,12 @@
-// Package live is what a running cluster shows that the lint compares with
-// the inventory before upgrade-cluster.yml, scale.yml or a re-run of
+// Package clusterstate is the running cluster's state as the inventory is
+// held against it before upgrade-cluster.yml, scale.yml or a re-run of
 // cluster.yml (layercheck lint --kubeconfig / --cluster-from, the lint
 // role with layercheck_lint_cluster). verify/cluster.ReadState fills it
-// through the API server; lint's cluster-* rules judge it. It depends on
-// nothing, so the inventory_lint module takes it as JSON without linking
-// client-go.
-package live
+// through the API server, and the flannel and calico layers share its
+// types; lint's cluster-* rules judge it. So lint and verify stand side by
+// side on it, neither importing the other. It depends on nothing, so the
+// inventory_lint module takes it as JSON without linking client-go.
+package clusterstate
 
 // State is the cluster as read, each value with the object and field it
 // came from (Fields names them for messages).
