@@ -492,7 +492,9 @@ versions() { # release [kube_version]
   # Another kube_version: the images and files kubespray chooses by its
   # minor (pod_infra_supported_versions, coredns_supported_versions).
   case $1:${2%.*} in
-    v2.30.0:1.33) PAUSE_VERSION=3.10 COREDNS_VERSION=1.12.0 ;;
+    v2.30.0:1.33)
+      PAUSE_VERSION=3.10 COREDNS_VERSION=1.12.0
+      NOT_DEFAULT+=("crictl_version $CRICTL_VERSION default 1.33.0 for Kubernetes 1.33: sigs.k8s.io/cri-tools v1.33.0 is not on the Go module proxy.") ;;
     *) echo "artefacts: no versions set for kubespray $1 at Kubernetes $2 (v2.30.0 at 1.33.x)" >&2; exit 2 ;;
   esac
   NOT_DEFAULT+=("kube_version $2 default $KUBERNETES_VERSION: a cluster two minors behind the next release (day 2's trap 9).")
