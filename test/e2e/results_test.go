@@ -138,8 +138,12 @@ func (res *results) write(t *testing.T) {
 			}
 			b.WriteString(head)
 		}
-		fmt.Fprintf(&b, "# Resumed on the kept cluster (LAYERCHECK_E2E_DAY2_RESUME=%s), %s; %s\n\n",
-			res.resumedAt, res.start.UTC().Format("2006-01-02 15:04 MST"), fmtDuration(time.Since(res.start)))
+		where := "on the kept cluster"
+		if res.resumedAt == "trap9" {
+			where = "on new machines (trap 9 alone)"
+		}
+		fmt.Fprintf(&b, "# Resumed %s (LAYERCHECK_E2E_DAY2_RESUME=%s), %s; %s\n\n",
+			where, res.resumedAt, res.start.UTC().Format("2006-01-02 15:04 MST"), fmtDuration(time.Since(res.start)))
 	} else if res.day2 {
 		fmt.Fprintf(&b, "# End-to-end results: day 2 on node machines (upgrade %s → %s, scale, remove), kubespray as the judge\n\n", day2From, day2To)
 		fmt.Fprintf(&b, "Written by `make e2e-day2` (test/e2e) on %s, %d cores, %s/%s; total %s.\n\n",
