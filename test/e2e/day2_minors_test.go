@@ -20,8 +20,11 @@ import (
 // first, then the release's default), each judged by kubespray's run.
 
 // day2OldKube is trap 9's cluster: a 1.33 patch v2.30.0 has checksums for
-// and the Go module proxy serves k8s.io/kubernetes at.
-const day2OldKube = "1.33.6"
+// whose modules the Go module proxy serves. Not 1.33.6: k8s.io/kubernetes
+// v1.33.6 is served, but its staging modules at v0.33.6
+// (k8s.io/kube-proxy, kube-scheduler, kube-controller-manager, cri-client,
+// externaljwt, ...) are refused (403); at v0.33.5 every one is served.
+const day2OldKube = "1.33.5"
 
 // day2MidKube is the minor between, the one the fix goes through: v2.30.0's
 // default, which v2.31.0 also has checksums for, and which the install of

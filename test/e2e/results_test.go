@@ -288,8 +288,9 @@ const day2Intro = "Four Debian 12 machines (systemd-nspawn, see test/nodes/nodes
 
 // day2Untested says what this machine does not run, and why.
 const day2Untested = "## Not run here\n\n" +
-	"- Trap 9 runs last, on three new node machines: v2.30.0 at Kubernetes 1.33.6 (k8s.io/kubernetes v1.33.6 is on the\n" +
-	"  module proxy; pause 3.10 and coredns 1.12.0, what v2.30.0 pins for 1.33, are built too).\n" +
+	"- Trap 9 runs last, on three new node machines: v2.30.0 at Kubernetes 1.33.5, with pause 3.10 and coredns 1.12.0,\n" +
+	"  what v2.30.0 pins for 1.33. Not 1.33.6: k8s.io/kubernetes v1.33.6 is on the module proxy, but its staging modules\n" +
+	"  at v0.33.6 (k8s.io/kube-proxy, kube-scheduler, kube-controller-manager, cri-client, externaljwt) are refused (403).\n" +
 	"- calico (trap 3 is run on flannel's backend), nodelocaldns, nginx-proxy and dns-autoscaler: as in `make e2e-cluster`.\n" +
 	"- A trap whose row is missing above was not reached: the run stopped before it (see the failures above).\n"
 
