@@ -251,9 +251,16 @@ kubernetes() {
     local major=${v#v} minor
     minor=${major#*.}; minor=${minor%%.*}; major=${major%%.*}
     local cb=k8s.io/component-base/version cg=k8s.io/client-go/pkg/version
-    local stage b
+    local stage b gv
     stage=$(stage_to "$out")
-    STAGING_VERSION=v0.${v#v*.} LDFLAGS="-X $cb.gitVersion=$v -X $cb.gitMajor=$major -X $cb.gitMinor=$minor -X $cb.gitTreeState=clean -X $cg.gitVersion=$v -X $cg.gitMajor=$major -X $cg.gitMinor=$minor -X $cg.gitTreeState=clean" \
+    # With the Go its release was built with (.go-version; the go command
+    # fetches that toolchain from the module proxy): kubeadm 1.33.5 built
+    # with Go 1.26 fails init at its HTTPProxyCIDR check, since Go 1.24.8
+    # and 1.25.2's url.Parse refuse the "https://[10.233.0.1]:1234/" it
+    # builds (CVE-2025-47912).
+    gv=$(cat "$(moddir "k8s.io/kubernetes@$v")/.go-version")
+    echo "artefacts: kubernetes $v with go$gv, its .go-version" >&2
+    GOTOOLCHAIN=go$gv STAGING_VERSION=v0.${v#v*.} LDFLAGS="-X $cb.gitVersion=$v -X $cb.gitMajor=$major -X $cb.gitMinor=$minor -X $cb.gitTreeState=clean -X $cg.gitVersion=$v -X $cg.gitMajor=$major -X $cg.gitMinor=$minor -X $cg.gitTreeState=clean" \
       build_mains "$stage" "k8s.io/kubernetes@$v" -- "${cmds[@]/#/k8s.io/kubernetes/cmd/}" k8s.io/kubernetes/test/images/agnhost
     for b in "${cmds[@]}"; do
       local ask=(--version)
