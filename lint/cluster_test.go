@@ -326,3 +326,33 @@ func TestControlPlaneAddedToKubeNode(t *testing.T) {
 	assert.Equal(t, []string{"node1"}, got[0].Hosts)
 	assert.Contains(t, got[0].Why, "Kubeadm | Remove taint for control plane node with node role")
 }
+
+// Trap 9 on the day-2 machines: a v2.30.0 cluster at Kubernetes 1.33.5,
+// the inventory for v2.31.0 (its default 1.35.4). v2.31.0's
+// upgrade-cluster.yml stopped at "Kubeadm | Upgrade first control plane
+// node" with kubeadm 1.35.4's own words, after cordoning node1.
+func TestKubeVersionTwoMinorsAhead(t *testing.T) {
+	st := day2State()
+	for i := range st.ControlPlane {
+		st.ControlPlane[i].Image = strings.Replace(st.ControlPlane[i].Image, "v1.34.3", "v1.33.5", 1)
+		st.ControlPlane[i].Version = "v1.33.5"
+	}
+	for i := range st.Nodes {
+		st.Nodes[i].KubeletVersion = "v1.33.5"
+	}
+	st.ServerVersion, st.KubeadmConfig.KubernetesVersion = "v1.33.5", "v1.33.5"
+	st.Etcd.Members[0].Version = "3.5.26"
+	r := lintDay2(t, "", st)
+	var f Finding
+	for _, x := range find(r, "cluster-version", "kube_version") {
+		if strings.Contains(x.Message, "2 minors ahead of the control plane") {
+			f = x
+		}
+	}
+	require.NotEmpty(t, f.Message, dump(r))
+	assert.Equal(t, SeverityError, f.Severity)
+	assert.Contains(t, f.Message, `kube_version "1.35.4" (kubespray v2.31.0's default) is 2 minors ahead of the control plane's 1.33.5`)
+	assert.Contains(t, f.Why, `"Kubeadm | Upgrade first control plane node"`)
+	assert.Contains(t, f.Why, `kubeadm v1.35.4 refuses the cluster, "this version of kubeadm only supports deploying clusters with the control plane version >= 1.34.0. Current version: v1.33.5"`)
+	assert.Contains(t, f.Fix, "first to Kubernetes 1.34")
+}

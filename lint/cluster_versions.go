@@ -87,7 +87,11 @@ func (c *checkCtx) controlPlaneSkew(t target, tv, cp kver, cpWhat string) (Findi
 	case tv[0] != cp[0] || ahead > 1:
 		f.Message = fmt.Sprintf("%s is %d minors ahead of the control plane's %s (%s): kubeadm upgrades one minor at a time",
 			c.inventoryValue(t), ahead, cp, cpWhat)
-		f.Why = fmt.Sprintf("upgrade-cluster.yml stops at %s: kubeadm refuses \"Specified version to upgrade to %q is too high; kubeadm can upgrade only 1 minor version at a time\", after the nodes' binaries were already downloaded.", upgradeTask, "v"+tv.String())
+		// kubeadm N supports control planes from N-1.0 on (its
+		// MinimumControlPlaneVersion), which it checks first: what a
+		// v2.31.0 upgrade from 1.33.5 to 1.35.4 stopped on.
+		f.Why = fmt.Sprintf("upgrade-cluster.yml stops at %s: kubeadm %s refuses the cluster, \"this version of kubeadm only supports deploying clusters with the control plane version >= %d.%d.0. Current version: v%s\", after the nodes' binaries were downloaded and the first control plane cordoned (its etcd may already be upgraded: the etcd play runs before).",
+			upgradeTask, "v"+tv.String(), tv[0], tv[1]-1, cp)
 		next := fmt.Sprintf("%d.%d", cp[0], cp[1]+1)
 		f.Fix = fmt.Sprintf("upgrade one minor per run: first to Kubernetes %s (with the kubespray release whose default it is, or %s), run upgrade-cluster.yml, then the next minor",
 			next, c.setFix(t, fmt.Sprintf(`"%s.x"`, next)))
