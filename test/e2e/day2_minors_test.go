@@ -127,11 +127,15 @@ func (d *day2) trapTwoMinors() {
 	// v2.31.0's 3.5.29 cannot be built here.
 	ev := onNode(t, "node1", "/usr/local/bin/etcd --version | head -1")
 	pinned := ""
-	for _, b := range []map[string]any{built, d.built[day2To]} {
-		if v := fmt.Sprint(b["etcd_version"]); strings.Contains(ev, "Version: "+v) {
-			d.setVar("etcd_version", v)
-			d.setVar("etcd_binary_checksum", b["etcd_binary_checksum"])
-			pinned = v
+	for _, r := range []struct {
+		etcd string
+		vars map[string]any
+	}{{d.from.EtcdVersion, built}, {d.to.EtcdVersion, d.built[day2To]}} {
+		// each release's default etcd, whose checksum its artefacts give
+		if strings.Contains(ev, "Version: "+r.etcd) {
+			d.setVar("etcd_version", r.etcd)
+			d.setVar("etcd_binary_checksum", r.vars["etcd_binary_checksum"])
+			pinned = r.etcd
 		}
 	}
 	if pinned == "" {
