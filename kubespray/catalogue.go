@@ -260,8 +260,8 @@ func Bundled(version string) (*Catalogue, error) {
 		}
 	}
 	if f.Release != nil {
-		for i := range f.Release.Preflight {
-			t := &f.Release.Preflight[i]
+		for i := range f.Release.AssertTasks {
+			t := &f.Release.AssertTasks[i]
 			for k, v := range t.Vars {
 				t.Vars[k] = fromJSON(v, "")
 			}

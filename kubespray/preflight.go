@@ -16,7 +16,7 @@ import (
 // roles/kubernetes/preinstall/tasks/0040-verify-settings.yml before),
 // generated from the release's own task file with its Status: evaluated
 // on inventory values, needing a fact (Needs names it), or not modelled.
-type PreflightTask = scan.PreflightTask
+type PreflightTask = scan.AssertTask
 
 // ThatItem is one item of an assert's that: list.
 type ThatItem = scan.ThatItem
@@ -34,7 +34,7 @@ func (c *Catalogue) Preflight() []PreflightTask {
 	if c == nil || c.Release == nil {
 		return nil
 	}
-	return c.Release.Preflight
+	return c.Release.AssertTasks
 }
 
 // PreflightHost is one host as the pre-flight play sees it.

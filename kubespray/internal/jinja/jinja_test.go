@@ -31,8 +31,8 @@ func eval(t *testing.T, expr string, e env) any {
 	return Eval(n, e, nil)
 }
 
-// TestEvalKubesprayAsserts evaluates the forms kubespray's pre-flight
-// writes, with Jinja's precedence (filters and tests bind tighter than
+// TestEvalKubesprayAsserts evaluates the forms kubespray's inventory
+// asserts write, with Jinja's precedence (filters and tests bind tighter than
 // arithmetic and comparisons).
 func TestEvalKubesprayAsserts(t *testing.T) {
 	e := env{

@@ -46,11 +46,13 @@ type Release struct {
 	// FormTemplate where it takes the value's truth, else as FormBoolCast
 	// or FormCompared; templates/*.j2 are not read.
 	Uses map[string]map[string]*UseSite `json:"uses,omitempty"`
-	// Preflight are the assert and fail tasks of the release's inventory
-	// pre-flight (PreflightFiles), each classified (ReadPreflight).
-	Preflight []PreflightTask `json:"preflight,omitempty"`
+	// AssertTasks are the release's inventory asserts: every assert and
+	// fail task of AssertFiles as written, each classified
+	// (ReadAssertTasks). Its JSON name stays "preflight", the name the
+	// bundled catalogues carry.
+	AssertTasks []AssertTask `json:"preflight,omitempty"`
 	// Checksums maps each *_checksums dict of the defaults to its keys
-	// per architecture (the versions it can download): the pre-flight's
+	// per architecture (the versions it can download): the asserts'
 	// `kube_version in kubeadm_checksums[image_arch]` reads them, and the
 	// dicts are too big to keep as defaults.
 	Checksums map[string]map[string][]string `json:"checksums,omitempty"`
@@ -162,7 +164,7 @@ func ReadRelease(src, dataDir string, defs map[string][]Def) (*Release, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Preflight, err = ReadPreflight(src, defs, set); err != nil {
+	if r.AssertTasks, err = ReadAssertTasks(src, defs, set); err != nil {
 		return nil, err
 	}
 	if r.Shapes, err = readShapes(src, src, defs, set); err != nil {

@@ -15,25 +15,25 @@ import (
 	"github.com/layercheck/layercheck/parser"
 )
 
-// PreflightFiles are the task files holding a release's inventory
-// pre-flight, newest layout first: roles/validate_inventory (kubespray
-// v2.28 on) or, before it, roles/kubernetes/preinstall's
-// 0040-verify-settings.yml. A release's pre-flight is the first that
-// exists.
-var PreflightFiles = []string{
+// AssertFiles are the task files holding a release's inventory asserts
+// (kubespray's own checks of the inventory, before it changes a host),
+// newest layout first: roles/validate_inventory (kubespray v2.28 on) or,
+// before it, roles/kubernetes/preinstall's 0040-verify-settings.yml. A
+// release's asserts are in the first that exists.
+var AssertFiles = []string{
 	"roles/validate_inventory/tasks/main.yml",
 	"roles/kubernetes/preinstall/tasks/0040-verify-settings.yml",
 }
 
-// preflightPlayHosts are the groups whose hosts the play running each
-// pre-flight file targets: validate_inventory runs on all hosts
+// assertPlayHosts are the groups whose hosts the play running each
+// assert file targets: validate_inventory runs on all hosts
 // (playbooks/boilerplate.yml), kubernetes/preinstall on k8s_cluster:etcd
 // (playbooks/cluster.yml).
-var preflightPlayHosts = map[string][]string{
+var assertPlayHosts = map[string][]string{
 	"roles/kubernetes/preinstall/tasks/0040-verify-settings.yml": {"k8s_cluster", "etcd"},
 }
 
-// Statuses of a PreflightTask.
+// Statuses of an AssertTask.
 const (
 	// StatusEvaluated: every value the task reads comes from the
 	// inventory, kubespray's defaults or the inventory's groups.
@@ -53,9 +53,9 @@ type ThatItem struct {
 	Line int    `json:"line"`
 }
 
-// PreflightTask is one assert (or fail) task of a release's pre-flight,
-// as written, with its block's when: conditions first.
-type PreflightTask struct {
+// AssertTask is one assert (or fail) task of a release's inventory
+// asserts, as written, with its block's when: conditions first.
+type AssertTask struct {
 	Task string `json:"task"`
 	File string `json:"file"`
 	Line int    `json:"line"`
@@ -82,7 +82,7 @@ type PreflightTask struct {
 }
 
 // Source is the task's "file:line".
-func (t *PreflightTask) Source() string { return fmt.Sprintf("%s:%d", t.File, t.Line) }
+func (t *AssertTask) Source() string { return fmt.Sprintf("%s:%d", t.File, t.Line) }
 
 // magicVars are Ansible's variables that the inventory alone gives (and
 // the Jinja functions the evaluator models).
@@ -97,14 +97,14 @@ var runVars = map[string]bool{
 	"hostvars": true, "ansible_run_tags": true, "ansible_skip_tags": true, "play_hosts": true,
 }
 
-// ReadPreflight reads the assert and fail tasks of the release's
-// pre-flight (PreflightFiles) under src and classifies each against defs,
+// ReadAssertTasks reads the release's inventory asserts (the assert and
+// fail tasks of AssertFiles) under src and classifies each against defs,
 // the release's variable definitions: a variable read directly or through
-// the Jinja of its defaults that is a fact (ansible_*) or that a task
-// sets (set, from taskSet: set_fact, register) needs the run. No
-// pre-flight file is not an error (nil).
-func ReadPreflight(src string, defs map[string][]Def, set map[string]string) ([]PreflightTask, error) {
-	for _, rel := range PreflightFiles {
+// the Jinja of its defaults that is a fact (ansible_*) or that a task sets
+// (set, from taskSet: set_fact, register) needs the run. No assert file is
+// not an error (nil).
+func ReadAssertTasks(src string, defs map[string][]Def, set map[string]string) ([]AssertTask, error) {
+	for _, rel := range AssertFiles {
 		data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(rel)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -119,9 +119,9 @@ func ReadPreflight(src string, defs map[string][]Def, set map[string]string) ([]
 		if doc == nil || doc.Kind != parser.KindList {
 			return nil, fmt.Errorf("%s: a task file is a list of tasks", rel)
 		}
-		var out []PreflightTask
+		var out []AssertTask
 		for _, t := range doc.List {
-			readPreflightTask(rel, t, nil, &out, 0)
+			readAssertTask(rel, t, nil, &out, 0)
 		}
 		c := &classifier{defs: defs, set: set, memo: map[string][]string{}}
 		for i := range out {
@@ -155,7 +155,7 @@ func condText(v *parser.Value) string {
 	return ""
 }
 
-func readPreflightTask(rel string, task *parser.Value, when []string, out *[]PreflightTask, depth int) {
+func readAssertTask(rel string, task *parser.Value, when []string, out *[]AssertTask, depth int) {
 	if task == nil || task.Kind != parser.KindMap || depth > 50 {
 		return
 	}
@@ -168,7 +168,7 @@ func readPreflightTask(rel string, task *parser.Value, when []string, out *[]Pre
 	all := append(append([]string{}, when...), own...)
 	if b := get(task, "block"); b != nil && b.Kind == parser.KindList {
 		for _, t := range b.List {
-			readPreflightTask(rel, t, all, out, depth+1)
+			readAssertTask(rel, t, all, out, depth+1)
 		}
 		return
 	}
@@ -183,7 +183,7 @@ func readPreflightTask(rel string, task *parser.Value, when []string, out *[]Pre
 	if a == nil && f == nil {
 		return
 	}
-	pt := PreflightTask{File: rel, Line: task.Pos.Line, When: all, Fail: f != nil, PlayHosts: preflightPlayHosts[rel]}
+	pt := AssertTask{File: rel, Line: task.Pos.Line, When: all, Fail: f != nil, PlayHosts: assertPlayHosts[rel]}
 	if n := get(task, "name"); n != nil && n.Kind == parser.KindString {
 		pt.Task = n.Str
 	}
@@ -359,7 +359,7 @@ func (c *classifier) domain(fact string) []string {
 
 // classify sets the task's Status and Needs from what its expressions
 // (when:, that:, the Jinja of its vars and loop) read.
-func (c *classifier) classify(t *PreflightTask) {
+func (c *classifier) classify(t *AssertTask) {
 	var exprs []string
 	exprs = append(exprs, t.When...)
 	for _, it := range t.That {
