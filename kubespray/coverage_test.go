@@ -8,12 +8,12 @@ import (
 	"testing"
 )
 
-// coverageTable renders the pre-flight coverage of every bundled
-// release, as README.md shows it.
+// coverageTable renders what the lint evaluates of every bundled
+// release's inventory asserts, as README.md shows it.
 func coverageTable(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("| release | pre-flight | asserts | evaluated | need facts | not modelled |\n|---|---|---:|---:|---:|---:|\n")
+	b.WriteString("| release | task file | asserts | evaluated | need facts | not modelled |\n|---|---|---:|---:|---:|---:|\n")
 	var facts strings.Builder
 	for _, v := range ReleaseOrder() {
 		c, err := Bundled(v)
@@ -41,10 +41,10 @@ func coverageTable(t *testing.T) string {
 	return b.String()
 }
 
-// TestREADMEPreflightCoverage keeps README.md's coverage table equal to
+// TestREADMEAssertCoverage keeps README.md's coverage table equal to
 // what the bundled catalogues say (LAYERCHECK_UPDATE_README=1 rewrites it).
-func TestREADMEPreflightCoverage(t *testing.T) {
-	const start, end = "<!-- preflight-coverage:start -->\n", "<!-- preflight-coverage:end -->"
+func TestREADMEAssertCoverage(t *testing.T) {
+	const start, end = "<!-- assert-coverage:start -->\n", "<!-- assert-coverage:end -->"
 	path := filepath.Join("..", "README.md")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -63,6 +63,6 @@ func TestREADMEPreflightCoverage(t *testing.T) {
 			}
 			return
 		}
-		t.Errorf("README.md's pre-flight coverage differs from the catalogues; want:\n%s", want)
+		t.Errorf("README.md's assert coverage differs from the catalogues; want:\n%s", want)
 	}
 }

@@ -76,13 +76,13 @@
 // dropped where the release does not make it; their allowed values and
 // removed_vars; their ansible-core range.
 //
-// # Pre-flight and shapes
+// # Inventory asserts and shapes
 //
-// Each release's inventory pre-flight (Catalogue.Preflight) is generated
+// Each release's inventory asserts (Catalogue.AssertTasks) are generated
 // from its own task file, roles/validate_inventory/tasks/main.yml from
 // v2.28 and roles/kubernetes/preinstall/tasks/0040-verify-settings.yml
 // before: every assert and fail task, classified as evaluated on inventory
-// values, needing a fact (named), or not modelled (Coverage). EvalPreflight
+// values, needing a fact (named), or not modelled (Coverage). EvalAssertTask
 // evaluates one on a host with a Jinja expression evaluator whose results
 // are three-valued (internal/jinja): what only a run gives is unknown,
 // never guessed. The shapes of list and dict variables (Catalogue.Shape,
@@ -107,6 +107,7 @@
 // {% include %}) is left out; conditions on facts, groups, registered or
 // set_fact variables and template locals are dropped from a read's
 // conditions, which only makes the read more likely. EvalGuard evaluates
-// a condition on a host as the pre-flight does, plus the component
-// versions kubespray computes from its checksums.
+// a condition on a host as the play does (the vars and defaults of
+// kubespray_defaults and of the guard's role), plus the component versions
+// kubespray computes from its checksums.
 package kubespray

@@ -52,11 +52,11 @@ func (c *Catalogue) GuardedNames() []string {
 
 // EvalGuard evaluates g's condition on host h as the play would, with
 // the host's values, the role vars and defaults of kubespray_defaults and
-// of the guard's role (preflightEnv), and the versions kubespray computes
+// of the guard's role (playEnv), and the versions kubespray computes
 // from its checksums ("{{ (containerd_archive_checksums['amd64'] |
 // dict2items)[0].key }}"). known is false for anything only a run gives.
-func (c *Catalogue) EvalGuard(g Guard, h PreflightHost) (b, known bool) {
-	env := &guardEnv{preflightEnv: &preflightEnv{c: c, h: h, role: roleDirOf(g.Source)}}
+func (c *Catalogue) EvalGuard(g Guard, h PlayHost) (b, known bool) {
+	env := &guardEnv{playEnv: &playEnv{c: c, h: h, role: roleDirOf(g.Source)}}
 	b, known, failed := truth(g.Expr, env, nil)
 	if failed != "" {
 		return false, false
@@ -76,14 +76,14 @@ func roleDirOf(source string) string {
 }
 
 type guardEnv struct {
-	*preflightEnv
+	*playEnv
 }
 
 // checksumsFirstRE is the default of a pinned component: the newest
 // version its checksums list.
 var checksumsFirstRE = regexp.MustCompile(`^\{\{\s*\(\s*(\w+)\['(\w+)'\]\s*\|\s*dict2items\s*\)\[0\]\.key\s*\}\}$`)
 
-// Lookup implements jinja.Env: preflightEnv's, with the computed
+// Lookup implements jinja.Env: playEnv's, with the computed
 // component versions.
 func (e *guardEnv) Lookup(name string) any {
 	set := false
@@ -102,14 +102,14 @@ func (e *guardEnv) Lookup(name string) any {
 			}
 		}
 	}
-	return e.preflightEnv.Lookup(name)
+	return e.playEnv.Lookup(name)
 }
 
 // EvalGuardValue is the value of expr (a variable's name) on host h as
 // EvalGuard sees it for a guard at source: what a finding shows of the
 // condition's inputs. ok is false for what only a run gives.
-func (c *Catalogue) EvalGuardValue(expr, source string, h PreflightHost) (any, bool) {
-	env := &guardEnv{preflightEnv: &preflightEnv{c: c, h: h, role: roleDirOf(source)}}
+func (c *Catalogue) EvalGuardValue(expr, source string, h PlayHost) (any, bool) {
+	env := &guardEnv{playEnv: &playEnv{c: c, h: h, role: roleDirOf(source)}}
 	n, err := parse(expr)
 	if err != nil {
 		return nil, false

@@ -48,7 +48,7 @@ func judgedGuard(g kubespray.Guard) bool {
 
 // falseGuard is the first judged guard of read that is false on host h,
 // or nil when none is known to be false (the read may happen).
-func (c *checkCtx) falseGuard(read kubespray.GuardedRead, host kubespray.PreflightHost) *kubespray.Guard {
+func (c *checkCtx) falseGuard(read kubespray.GuardedRead, host kubespray.PlayHost) *kubespray.Guard {
 	for i := range read.Guards {
 		if !judgedGuard(read.Guards[i]) {
 			continue
@@ -65,12 +65,12 @@ func checkNoEffect(c *checkCtx) []Finding {
 		return nil
 	}
 	var out []Finding
-	var groups *kubespray.PreflightGroups
+	var groups *kubespray.PlayGroups
 	var m memberships
 	index := map[string]int{}
-	hostOf := func(h string) kubespray.PreflightHost {
+	hostOf := func(h string) kubespray.PlayHost {
 		if groups == nil {
-			groups = kubespray.NewPreflightGroups(c.preflightGroups())
+			groups = kubespray.NewPlayGroups(c.preflightGroups())
 			m = c.memberships()
 			for i, n := range c.hosts {
 				index[n] = i
@@ -117,7 +117,7 @@ func checkNoEffect(c *checkCtx) []Finding {
 	return out
 }
 
-func (c *checkCtx) noEffectFinding(u use, reads []kubespray.GuardedRead, guards []*kubespray.Guard, host kubespray.PreflightHost) Finding {
+func (c *checkCtx) noEffectFinding(u use, reads []kubespray.GuardedRead, guards []*kubespray.Guard, host kubespray.PlayHost) Finding {
 	f := c.finding("no-effect", SeverityWarning, u)
 	var why, exprs []string
 	sources := map[string][]string{}
@@ -175,7 +175,7 @@ func guardRole(g *kubespray.Guard) string {
 
 // guardInput says what a condition's variable is on host: as set (with
 // where) or kubespray's default.
-func (c *checkCtx) guardInput(name, source string, host kubespray.PreflightHost) string {
+func (c *checkCtx) guardInput(name, source string, host kubespray.PlayHost) string {
 	if v, set := c.value(host.Name, name); set && v != nil {
 		return fmt.Sprintf("%s is %s (%s)", name, v.Display(), c.where(v.Pos))
 	}

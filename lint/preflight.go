@@ -82,8 +82,8 @@ func (c *checkCtx) memberships() memberships {
 	return m
 }
 
-func (c *checkCtx) preflightHost(h string, groups *kubespray.PreflightGroups, names []string) kubespray.PreflightHost {
-	return kubespray.PreflightHost{
+func (c *checkCtx) preflightHost(h string, groups *kubespray.PlayGroups, names []string) kubespray.PlayHost {
+	return kubespray.PlayHost{
 		Name: h,
 		Lookup: func(name string) (any, bool) {
 			v, set := c.value(h, name)
@@ -100,11 +100,11 @@ func (c *checkCtx) preflightHost(h string, groups *kubespray.PreflightGroups, na
 }
 
 func checkPreflight(c *checkCtx) []Finding {
-	tasks := c.cat.Preflight()
+	tasks := c.cat.AssertTasks()
 	if len(tasks) == 0 || c.in.Inventory == nil {
 		return nil
 	}
-	groups := kubespray.NewPreflightGroups(c.preflightGroups())
+	groups := kubespray.NewPlayGroups(c.preflightGroups())
 	m := c.memberships()
 	own := make([]bool, len(c.table.hostLayer)) // per task: see sigClasses
 	ids := map[*parser.Value]int{}              // each value read, numbered for signatures
@@ -115,14 +115,14 @@ func checkPreflight(c *checkCtx) []Finding {
 	}
 	var out []Finding
 	for ti, t := range tasks {
-		if t.Status != kubespray.PreflightEvaluated {
+		if t.Status != kubespray.AssertEvaluated {
 			continue
 		}
 		var byKey byFirstSeen[key, use]
-		results := map[key]kubespray.PreflightResult{}
+		results := map[key]kubespray.AssertResult{}
 		// hosts that give the task the same values get the same result
-		reads := c.cat.PreflightReads(t)
-		memo := map[string]kubespray.PreflightResult{}
+		reads := c.cat.AssertReads(t)
+		memo := map[string]kubespray.AssertResult{}
 		clear(own)
 		sigs := c.signatureClasses(reads, own)
 		play := make([]bool, len(m.names)) // per membership: in the task's play
@@ -130,7 +130,7 @@ func checkPreflight(c *checkCtx) []Finding {
 			play[id] = inPlay(t.PlayHosts, names)
 		}
 		var lastSig string
-		var lastR kubespray.PreflightResult
+		var lastR kubespray.AssertResult
 		haveLast := false
 		for i, name := range c.hosts {
 			id := m.of[i]
@@ -138,14 +138,14 @@ func checkPreflight(c *checkCtx) []Finding {
 				continue
 			}
 			sig := sigs.of(i, name, id, m.names[id], reads, ids)
-			var r kubespray.PreflightResult
+			var r kubespray.AssertResult
 			if haveLast && sig == lastSig {
 				r = lastR
 			} else {
 				var ok bool
 				r, ok = memo[sig]
 				if !ok {
-					r = c.cat.EvalPreflight(t, c.preflightHost(name, groups, m.names[id]))
+					r = c.cat.EvalAssertTask(t, c.preflightHost(name, groups, m.names[id]))
 					memo[sig] = r
 				}
 				lastSig, lastR, haveLast = sig, r, true
@@ -179,7 +179,7 @@ func checkPreflight(c *checkCtx) []Finding {
 	return out
 }
 
-func (c *checkCtx) preflightFinding(t kubespray.PreflightTask, r kubespray.PreflightResult, u use) Finding {
+func (c *checkCtx) preflightFinding(t kubespray.AssertTask, r kubespray.AssertResult, u use) Finding {
 	line := t.Line
 	what := "its when: conditions hold (" + strings.Join(t.When, "; ") + ")"
 	if r.That.Line > 0 {
@@ -360,7 +360,7 @@ type sigClass struct {
 }
 
 // own is cleared, of the length of the variable table's hosts.
-func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet, own []bool) *sigClasses {
+func (c *checkCtx) signatureClasses(reads kubespray.AssertReadSet, own []bool) *sigClasses {
 	t := c.table
 	s := &sigClasses{c: c, sigs: map[sigClass]string{}, own: own}
 	for _, n := range reads.Names {
@@ -387,7 +387,7 @@ func (c *checkCtx) signatureClasses(reads kubespray.PreflightReadSet, own []bool
 
 // of is the readSignature of the host at index i (named name, of
 // memberships number member, in groups groupNames).
-func (s *sigClasses) of(i int, name string, member int, groupNames []string, reads kubespray.PreflightReadSet, ids map[*parser.Value]int) string {
+func (s *sigClasses) of(i int, name string, member int, groupNames []string, reads kubespray.AssertReadSet, ids map[*parser.Value]int) string {
 	t := s.c.table
 	sig := func() string { return s.c.readSignature(i, name, groupNames, reads, ids) }
 	if s.c.in.Resolved != nil || i >= len(s.own) || s.own[i] {
@@ -417,7 +417,7 @@ func (s *sigClasses) of(i int, name string, member int, groupNames []string, rea
 // its address says it), the host's groups or name when it reads them, the
 // host's variable names when it lists variables by name. h is the host at
 // index i of c.hosts: its values are read from the columns.
-func (c *checkCtx) readSignature(i int, name string, groupNames []string, reads kubespray.PreflightReadSet, ids map[*parser.Value]int) string {
+func (c *checkCtx) readSignature(i int, name string, groupNames []string, reads kubespray.AssertReadSet, ids map[*parser.Value]int) string {
 	var b strings.Builder
 	for _, n := range reads.Names {
 		switch n {

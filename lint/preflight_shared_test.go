@@ -165,7 +165,7 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 	}
 	cat, err := kubespray.Bundled(rel)
 	require.NoError(t, err)
-	pre := cat.Preflight()
+	pre := cat.AssertTasks()
 	require.NotEmpty(t, pre, "the %s catalogue has no pre-flight", rel)
 	legacy := strings.Contains(pre[0].File, "0040-verify-settings")
 
@@ -297,7 +297,7 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 // the pre-flight reads is left out: it cannot change what kubespray
 // decides. It returns each host's variables and mutation names.
 func packMutations(cat *kubespray.Catalogue) (map[string]map[string]string, map[string][]string) {
-	pre := cat.Preflight()
+	pre := cat.AssertTasks()
 	taskReads := make([]map[string]bool, len(pre))
 	for i, t := range pre {
 		taskReads[i] = preflightReads(cat, t)
@@ -378,7 +378,7 @@ func packMutations(cat *kubespray.Catalogue) (map[string]map[string]string, map[
 // the Jinja of kubespray's defaults (ipv4_stack reads
 // enable_dual_stack_networks); "*varnames*" for a task listing variables
 // by name (query('varnames')).
-func preflightReads(cat *kubespray.Catalogue, t kubespray.PreflightTask) map[string]bool {
+func preflightReads(cat *kubespray.Catalogue, t kubespray.AssertTask) map[string]bool {
 	jinjaRE := regexp.MustCompile(`(?s)\{\{(.*?)\}\}`)
 	reads := map[string]bool{}
 	var add func(expr string, depth int)
@@ -433,7 +433,7 @@ func preflightReads(cat *kubespray.Catalogue, t kubespray.PreflightTask) map[str
 }
 
 // inPreflight reports whether the catalogue's pre-flight has the task.
-func inPreflight(pre []kubespray.PreflightTask, task string) bool {
+func inPreflight(pre []kubespray.AssertTask, task string) bool {
 	for _, t := range pre {
 		if t.Task == task {
 			return true
@@ -457,7 +457,7 @@ type failure struct {
 
 // preflightSource is the file:line of the assert kubespray failed at: the
 // failing that: item's line, else the task's.
-func preflightSource(pre []kubespray.PreflightTask, f failure) string {
+func preflightSource(pre []kubespray.AssertTask, f failure) string {
 	for _, t := range pre {
 		if t.Task != f.task {
 			continue

@@ -11,34 +11,36 @@ import (
 	"github.com/layercheck/layercheck/parser"
 )
 
-// PreflightTask is one assert or fail task of the release's inventory
-// pre-flight (roles/validate_inventory from kubespray v2.28,
+// AssertTask is one assert or fail task of the release's inventory
+// asserts (roles/validate_inventory from kubespray v2.28,
 // roles/kubernetes/preinstall/tasks/0040-verify-settings.yml before),
 // generated from the release's own task file with its Status: evaluated
 // on inventory values, needing a fact (Needs names it), or not modelled.
-type PreflightTask = scan.AssertTask
+type AssertTask = scan.AssertTask
 
 // ThatItem is one item of an assert's that: list.
 type ThatItem = scan.ThatItem
 
-// Statuses of a PreflightTask.
+// Statuses of an AssertTask.
 const (
-	PreflightEvaluated   = scan.StatusEvaluated
-	PreflightNeedsFact   = scan.StatusNeedsFact
-	PreflightNotModelled = scan.StatusNotModelled
+	AssertEvaluated   = scan.StatusEvaluated
+	AssertNeedsFact   = scan.StatusNeedsFact
+	AssertNotModelled = scan.StatusNotModelled
 )
 
-// Preflight returns the release's pre-flight tasks in file order; nil for
-// a catalogue without them.
-func (c *Catalogue) Preflight() []PreflightTask {
+// AssertTasks returns the release's inventory assert tasks in file order;
+// nil for a catalogue without them.
+func (c *Catalogue) AssertTasks() []AssertTask {
 	if c == nil || c.Release == nil {
 		return nil
 	}
 	return c.Release.AssertTasks
 }
 
-// PreflightHost is one host as the pre-flight play sees it.
-type PreflightHost struct {
+// PlayHost is one host as a kubespray play sees it: the play running the
+// inventory asserts (EvalAssertTask), or the role a guard is in
+// (EvalGuard).
+type PlayHost struct {
 	// Name is inventory_hostname.
 	Name string
 	// Lookup gives the host's inventory and extra values (only those set).
@@ -47,25 +49,25 @@ type PreflightHost struct {
 	VarNames func() []string
 	// Groups is the play's groups variable, shared by its hosts;
 	// GroupNames are the host's groups (group_names).
-	Groups     *PreflightGroups
+	Groups     *PlayGroups
 	GroupNames []string
 }
 
-// PreflightGroups is the groups variable of a play: every group (all and
+// PlayGroups is the groups variable of a play: every group (all and
 // ungrouped included) with its hosts in inventory order. Its Jinja value
 // is made once, whatever the number of hosts and tasks reading it.
-type PreflightGroups struct {
+type PlayGroups struct {
 	hosts map[string][]string
 	once  sync.Once
 	value map[string]any
 }
 
-// NewPreflightGroups makes the groups variable from each group's hosts.
-func NewPreflightGroups(hosts map[string][]string) *PreflightGroups {
-	return &PreflightGroups{hosts: hosts}
+// NewPlayGroups makes the groups variable from each group's hosts.
+func NewPlayGroups(hosts map[string][]string) *PlayGroups {
+	return &PlayGroups{hosts: hosts}
 }
 
-func (g *PreflightGroups) jinja() map[string]any {
+func (g *PlayGroups) jinja() map[string]any {
 	if g == nil {
 		return map[string]any{}
 	}
@@ -82,8 +84,8 @@ func (g *PreflightGroups) jinja() map[string]any {
 	return g.value
 }
 
-// PreflightResult is the outcome of a PreflightTask on one host.
-type PreflightResult struct {
+// AssertResult is the outcome of a AssertTask on one host.
+type AssertResult struct {
 	Outcome Outcome
 	// That is the that: item that failed (zero for a fail: task), Item the
 	// loop item it failed on (nil without a loop).
@@ -94,19 +96,19 @@ type PreflightResult struct {
 	Failed string
 }
 
-// EvalPreflight evaluates t as kubespray's play would on the host: its
+// EvalAssertTask evaluates t as kubespray's play would on the host: its
 // when: conditions (for each loop item), then each that: item in order.
 // A value only the run gives (a fact, a template the evaluator does not
 // model) makes the outcome Unknown; a task not Evaluated is Unknown.
-func (c *Catalogue) EvalPreflight(t PreflightTask, h PreflightHost) PreflightResult {
+func (c *Catalogue) EvalAssertTask(t AssertTask, h PlayHost) AssertResult {
 	if t.Status != scan.StatusEvaluated {
-		return PreflightResult{Outcome: Unknown}
+		return AssertResult{Outcome: Unknown}
 	}
-	env := &preflightEnv{c: c, h: h, role: roleOf(t.File)}
+	env := &playEnv{c: c, h: h, role: roleOf(t.File)}
 	if len(t.Assume) == 1 {
 		// a fact with known values: fails only when it fails for each
-		var fail *PreflightResult
-		out := PreflightResult{Outcome: NotApplicable}
+		var fail *AssertResult
+		out := AssertResult{Outcome: NotApplicable}
 		for fact, values := range t.Assume {
 			for _, v := range values {
 				env.assume = map[string]any{fact: v}
@@ -134,18 +136,18 @@ func (c *Catalogue) EvalPreflight(t PreflightTask, h PreflightHost) PreflightRes
 		return out
 	}
 	if len(t.Assume) > 1 {
-		return PreflightResult{Outcome: Unknown}
+		return AssertResult{Outcome: Unknown}
 	}
 	return evalItems(t, env)
 }
 
 // evalItems evaluates t for each loop item (once without a loop).
-func evalItems(t PreflightTask, env *preflightEnv) PreflightResult {
+func evalItems(t AssertTask, env *playEnv) AssertResult {
 	items := t.Loop
 	if items == nil {
 		items = []any{nil}
 	}
-	result := PreflightResult{Outcome: NotApplicable}
+	result := AssertResult{Outcome: NotApplicable}
 	for _, item := range items {
 		locals := map[string]any{}
 		for k, v := range t.Vars {
@@ -173,45 +175,45 @@ func evalItems(t PreflightTask, env *preflightEnv) PreflightResult {
 	return result
 }
 
-func evalTask(t PreflightTask, env *preflightEnv, locals map[string]any) PreflightResult {
+func evalTask(t AssertTask, env *playEnv, locals map[string]any) AssertResult {
 	unknown := false
 	for _, w := range t.When {
 		b, known, failed := truth(w, env, locals)
 		switch {
 		case failed != "":
 			// Ansible fails a task whose condition it cannot evaluate
-			return PreflightResult{Outcome: Fail, That: ThatItem{Expr: w}, Failed: failed}
+			return AssertResult{Outcome: Fail, That: ThatItem{Expr: w}, Failed: failed}
 		case !known:
 			unknown = true
 		case !b:
-			return PreflightResult{Outcome: NotApplicable}
+			return AssertResult{Outcome: NotApplicable}
 		}
 	}
 	if t.Fail {
 		if unknown {
-			return PreflightResult{Outcome: Unknown}
+			return AssertResult{Outcome: Unknown}
 		}
-		return PreflightResult{Outcome: Fail}
+		return AssertResult{Outcome: Fail}
 	}
 	thatUnknown := false
 	for _, it := range t.That {
 		b, known, failed := truth(it.Expr, env, locals)
 		switch {
 		case failed != "" && !unknown:
-			return PreflightResult{Outcome: Fail, That: it, Failed: failed}
+			return AssertResult{Outcome: Fail, That: it, Failed: failed}
 		case !known:
 			thatUnknown = true
 		case !b:
 			if unknown {
-				return PreflightResult{Outcome: Unknown}
+				return AssertResult{Outcome: Unknown}
 			}
-			return PreflightResult{Outcome: Fail, That: it}
+			return AssertResult{Outcome: Fail, That: it}
 		}
 	}
 	if unknown || thatUnknown {
-		return PreflightResult{Outcome: Unknown}
+		return AssertResult{Outcome: Unknown}
 	}
-	return PreflightResult{Outcome: Pass}
+	return AssertResult{Outcome: Pass}
 }
 
 // truth evaluates a condition: its truth, whether it is known, and why
@@ -237,16 +239,16 @@ func roleOf(file string) string {
 	return ""
 }
 
-// preflightEnv resolves a variable as the pre-flight play does: role vars
-// of kubespray_defaults and of the pre-flight's role (above the
-// inventory, below extra vars), the host's values, Ansible's magic
+// playEnv resolves a variable as the play running the inventory asserts
+// does: role vars of kubespray_defaults and of the asserts' role (above
+// the inventory, below extra vars), the host's values, Ansible's magic
 // variables from the inventory, then those roles' defaults. Other roles'
 // defaults are not loaded in that play; a fact (ansible_*) is Unknown.
-type preflightEnv struct {
+type playEnv struct {
 	c    *Catalogue
-	h    PreflightHost
+	h    PlayHost
 	role string
-	// assume are the facts given a value (PreflightTask.Assume).
+	// assume are the facts given a value (AssertTask.Assume).
 	assume map[string]any
 	// groups is the groups variable, once read.
 	groups map[string]any
@@ -255,11 +257,11 @@ type preflightEnv struct {
 // LenientMap implements jinja.Lenient: a group missing from groups is
 // unknown, not a failure: the run's groups (group_by, dynamic_groups of
 // each release) may hold more than the lint's.
-func (e *preflightEnv) LenientMap(m map[string]any) bool {
+func (e *playEnv) LenientMap(m map[string]any) bool {
 	return e.groups != nil && reflect.ValueOf(m).UnsafePointer() == reflect.ValueOf(e.groups).UnsafePointer()
 }
 
-func (e *preflightEnv) loaded(d Def, scope string) bool {
+func (e *playEnv) loaded(d Def, scope string) bool {
 	if d.Scope != scope {
 		return false
 	}
@@ -269,7 +271,7 @@ func (e *preflightEnv) loaded(d Def, scope string) bool {
 	return scan.IsDefaultsRole(d.File) || e.role != "" && strings.HasPrefix(d.File, e.role)
 }
 
-func (e *preflightEnv) def(name, scope string) (any, bool) {
+func (e *playEnv) def(name, scope string) (any, bool) {
 	v := e.c.Lookup(name)
 	if v == nil {
 		return nil, false
@@ -289,7 +291,7 @@ func (e *preflightEnv) def(name, scope string) (any, bool) {
 }
 
 // checksums is a *_checksums dict as its keys: arch -> version -> "".
-func (e *preflightEnv) checksums(name string) map[string]any {
+func (e *playEnv) checksums(name string) map[string]any {
 	if e.c.Release == nil || e.c.Release.Checksums[name] == nil {
 		return nil
 	}
@@ -305,7 +307,7 @@ func (e *preflightEnv) checksums(name string) map[string]any {
 }
 
 // Lookup implements jinja.Env.
-func (e *preflightEnv) Lookup(name string) any {
+func (e *playEnv) Lookup(name string) any {
 	if v, ok := e.assume[name]; ok {
 		return v
 	}
@@ -358,7 +360,7 @@ func (e *preflightEnv) Lookup(name string) any {
 
 // VarNames implements jinja.Env: the host's variables and the loaded
 // roles' defaults and vars.
-func (e *preflightEnv) VarNames() []string {
+func (e *playEnv) VarNames() []string {
 	var out []string
 	if e.h.VarNames != nil {
 		out = e.h.VarNames()
@@ -388,8 +390,8 @@ func toJinja(v any) any {
 	return v
 }
 
-// parsed caches the expressions of the pre-flight: each is evaluated once
-// per host.
+// parsed caches the expressions of the assert tasks (and guards): each is
+// evaluated once per host.
 var parsed sync.Map // string -> parsedExpr
 
 type parsedExpr struct {
@@ -424,22 +426,22 @@ func ExprVars(expr string) []string {
 	return out
 }
 
-// PreflightCoverage is what the lint makes of a release's pre-flight:
-// its file, and its assert and fail tasks by status.
-type PreflightCoverage struct {
+// AssertCoverage is what the lint makes of a release's inventory asserts:
+// their file, and the assert and fail tasks by status.
+type AssertCoverage struct {
 	Version, File                     string
-	Evaluated, NeedsFact, NotModelled []PreflightTask
+	Evaluated, NeedsFact, NotModelled []AssertTask
 }
 
-// Coverage sorts the catalogue's pre-flight tasks by status.
-func (c *Catalogue) Coverage() PreflightCoverage {
-	out := PreflightCoverage{Version: c.Version}
-	for _, t := range c.Preflight() {
+// Coverage sorts the catalogue's assert tasks by status.
+func (c *Catalogue) Coverage() AssertCoverage {
+	out := AssertCoverage{Version: c.Version}
+	for _, t := range c.AssertTasks() {
 		out.File = t.File
 		switch t.Status {
-		case PreflightEvaluated:
+		case AssertEvaluated:
 			out.Evaluated = append(out.Evaluated, t)
-		case PreflightNeedsFact:
+		case AssertNeedsFact:
 			out.NeedsFact = append(out.NeedsFact, t)
 		default:
 			out.NotModelled = append(out.NotModelled, t)
@@ -448,32 +450,32 @@ func (c *Catalogue) Coverage() PreflightCoverage {
 	return out
 }
 
-// readsCache memoises PreflightReads per catalogue and task.
-var readsCache sync.Map // readsKey -> PreflightReadSet
+// readsCache memoises AssertReads per catalogue and task.
+var readsCache sync.Map // readsKey -> AssertReadSet
 
 type readsKey struct {
 	c    *Catalogue
 	task string
 }
 
-// PreflightReadSet is what a pre-flight task can read: Names are the
+// AssertReadSet is what an assert task can read: Names are the
 // variables (also through the Jinja of the defaults those read); AllNames
 // is true when it lists variables by name (query('varnames')), so that
 // any variable can matter.
-type PreflightReadSet struct {
+type AssertReadSet struct {
 	Names    []string
 	AllNames bool
 }
 
-// PreflightReads says which variables t can read, for evaluating it once
+// AssertReads says which variables t can read, for evaluating it once
 // per distinct set of their values.
-func (c *Catalogue) PreflightReads(t PreflightTask) PreflightReadSet {
+func (c *Catalogue) AssertReads(t AssertTask) AssertReadSet {
 	k := readsKey{c, t.Source()}
 	if r, ok := readsCache.Load(k); ok {
-		return r.(PreflightReadSet)
+		return r.(AssertReadSet)
 	}
 	seen := map[string]bool{}
-	var out PreflightReadSet
+	var out AssertReadSet
 	var addExpr func(expr string, depth int)
 	var addTemplates func(v any, depth int)
 	addExpr = func(expr string, depth int) {
