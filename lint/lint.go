@@ -18,7 +18,7 @@
 //	not-a-bool             error    a kubespray boolean set to a word, number, list or null
 //	choice                 error    a value outside what kubespray asserts (kube_network_plugin, dns_mode, ...)
 //	kubespray-assert       error    a combination a kubespray assert rejects (etcd in docker without docker, ...)
-//	kubespray-preflight    error    any other assert of the release's own pre-flight (generated; folded into the rule that explains it)
+//	kubespray-preflight    error    any other of the release's own inventory asserts (generated; folded into the rule that explains it)
 //	variable-shape         error    a list/dict variable in another structure than kubespray reads (warning: fields it does not read)
 //	network-cidr           error    kube_service_addresses / kube_pods_subnet not a CIDR network, host bits set
 //	network-overlap        error    kube_pods_subnet overlapping kube_service_addresses
@@ -103,9 +103,9 @@ type Finding struct {
 	// "baseline FILE". Empty for a reported finding.
 	SuppressedBy string `json:"suppressed_by,omitempty"`
 
-	// preflight is the kubespray pre-flight assert a kubespray-preflight
-	// finding stands for (foldPreflight).
-	preflight *preflightRef
+	// assertTask is kubespray's inventory assert a kubespray-preflight
+	// finding stands for (foldAssertTasks).
+	assertTask *assertTaskRef
 }
 
 // Location is a finding's Where as its parts: File relative like Where
@@ -234,7 +234,7 @@ func Run(in Input) *Report {
 	}
 	r.LocationsRelativeTo = c.multiBase
 	r.Findings = append(r.Findings, runRules(c)...)
-	r.Findings = foldPreflight(r.Findings)
+	r.Findings = foldAssertTasks(r.Findings)
 	for i := range r.Findings {
 		maskSecrets(&r.Findings[i])
 		if r.Findings[i].Where == "" {

@@ -70,13 +70,13 @@ func checkNoEffect(c *checkCtx) []Finding {
 	index := map[string]int{}
 	hostOf := func(h string) kubespray.PlayHost {
 		if groups == nil {
-			groups = kubespray.NewPlayGroups(c.preflightGroups())
+			groups = kubespray.NewPlayGroups(c.playGroups())
 			m = c.memberships()
 			for i, n := range c.hosts {
 				index[n] = i
 			}
 		}
-		return c.preflightHost(h, groups, m.names[m.of[index[h]]])
+		return c.playHost(h, groups, m.names[m.of[index[h]]])
 	}
 	for _, name := range c.cat.GuardedNames() {
 		uses := c.uses(name)

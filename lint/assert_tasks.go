@@ -10,15 +10,17 @@ import (
 	"github.com/layercheck/layercheck/parser"
 )
 
+// The rule checks kubespray's own inventory asserts. Its id keeps the
+// older word: suppression comments, configurations and baselines name it.
 func init() {
 	registerRule("kubespray-preflight", SeverityError,
 		"an inventory kubespray's own pre-flight stops on (validate_inventory, or 0040-verify-settings.yml before v2.28), evaluated from the release's task file; said once, by the rule that explains it best",
-		checkPreflight)
+		checkAssertTasks)
 }
 
-// preflightRef is the pre-flight assert a kubespray-preflight finding
-// stands for: the task's name and the file:line of the failing item.
-type preflightRef struct {
+// assertTaskRef is kubespray's inventory assert a kubespray-preflight
+// finding stands for: the task's name and the file:line of the failing item.
+type assertTaskRef struct {
 	task, source string
 	// msg is the assert's message up to its first Jinja.
 	msg string
@@ -27,9 +29,9 @@ type preflightRef struct {
 	groups bool
 }
 
-// preflightGroups is the inventory's groups (all and ungrouped included)
+// playGroups is the inventory's groups (all and ungrouped included)
 // with their hosts in inventory order, as the play's groups variable.
-func (c *checkCtx) preflightGroups() map[string][]string {
+func (c *checkCtx) playGroups() map[string][]string {
 	out := map[string][]string{}
 	inv := c.in.Inventory
 	if inv == nil {
@@ -82,7 +84,7 @@ func (c *checkCtx) memberships() memberships {
 	return m
 }
 
-func (c *checkCtx) preflightHost(h string, groups *kubespray.PlayGroups, names []string) kubespray.PlayHost {
+func (c *checkCtx) playHost(h string, groups *kubespray.PlayGroups, names []string) kubespray.PlayHost {
 	return kubespray.PlayHost{
 		Name: h,
 		Lookup: func(name string) (any, bool) {
@@ -99,12 +101,12 @@ func (c *checkCtx) preflightHost(h string, groups *kubespray.PlayGroups, names [
 	}
 }
 
-func checkPreflight(c *checkCtx) []Finding {
+func checkAssertTasks(c *checkCtx) []Finding {
 	tasks := c.cat.AssertTasks()
 	if len(tasks) == 0 || c.in.Inventory == nil {
 		return nil
 	}
-	groups := kubespray.NewPlayGroups(c.preflightGroups())
+	groups := kubespray.NewPlayGroups(c.playGroups())
 	m := c.memberships()
 	own := make([]bool, len(c.table.hostLayer)) // per task: see sigClasses
 	ids := map[*parser.Value]int{}              // each value read, numbered for signatures
@@ -145,7 +147,7 @@ func checkPreflight(c *checkCtx) []Finding {
 				var ok bool
 				r, ok = memo[sig]
 				if !ok {
-					r = c.cat.EvalAssertTask(t, c.preflightHost(name, groups, m.names[id]))
+					r = c.cat.EvalAssertTask(t, c.playHost(name, groups, m.names[id]))
 					memo[sig] = r
 				}
 				lastSig, lastR, haveLast = sig, r, true
@@ -173,13 +175,13 @@ func checkPreflight(c *checkCtx) []Finding {
 		for _, k := range byKey.order {
 			u := *byKey.m[k]
 			r := results[k]
-			out = append(out, c.preflightFinding(t, r, u))
+			out = append(out, c.assertTaskFinding(t, r, u))
 		}
 	}
 	return out
 }
 
-func (c *checkCtx) preflightFinding(t kubespray.AssertTask, r kubespray.AssertResult, u use) Finding {
+func (c *checkCtx) assertTaskFinding(t kubespray.AssertTask, r kubespray.AssertResult, u use) Finding {
 	line := t.Line
 	what := "its when: conditions hold (" + strings.Join(t.When, "; ") + ")"
 	if r.That.Line > 0 {
@@ -228,7 +230,7 @@ func (c *checkCtx) preflightFinding(t kubespray.AssertTask, r kubespray.AssertRe
 		f.Fix = "set the variables it reads (" + strings.Join(vars, ", ") + ") so that kubespray's assert holds"
 	}
 	lead, _, _ := strings.Cut(strings.TrimSpace(t.Msg), "{{")
-	f.preflight = &preflightRef{task: t.Task, source: src, msg: strings.TrimSpace(lead),
+	f.assertTask = &assertTaskRef{task: t.Task, source: src, msg: strings.TrimSpace(lead),
 		groups: containsStr(vars, "groups") || containsStr(vars, "group_names")}
 	return f
 }
@@ -242,16 +244,16 @@ func containsStr(ss []string, s string) bool {
 	return false
 }
 
-// foldPreflight says each failing pre-flight assert once: a
+// foldAssertTasks says each failing inventory assert once: a
 // kubespray-preflight finding is dropped when other findings on the same
 // variable name its task (or its message), or are errors on the same
 // variable at the same place, and together cover its hosts; each of them
 // then also names the assert's task and file:line. An assert on the groups
 // is folded into the findings naming it whatever their hosts.
-func foldPreflight(fs []Finding) []Finding {
+func foldAssertTasks(fs []Finding) []Finding {
 	out := fs[:0]
 	for i := range fs {
-		p := fs[i].preflight
+		p := fs[i].assertTask
 		if p == nil {
 			out = append(out, fs[i])
 			continue
@@ -262,7 +264,7 @@ func foldPreflight(fs []Finding) []Finding {
 		whole := p.groups
 		for j := range fs {
 			o := &fs[j]
-			if o.preflight != nil || o.Severity == SeverityInfo {
+			if o.assertTask != nil || o.Severity == SeverityInfo {
 				continue
 			}
 			names := strings.Contains(o.Why+o.Message, p.task) || len(p.msg) >= 15 && strings.Contains(o.Why, p.msg)
@@ -326,7 +328,7 @@ func assertGroup(expr string, item any) string {
 	return ""
 }
 
-// inPlay reports whether the play of a pre-flight task targets the host.
+// inPlay reports whether the play of an assert task targets the host.
 func inPlay(groups []string, groupNames []string) bool {
 	if len(groups) == 0 {
 		return true
@@ -412,7 +414,7 @@ func (s *sigClasses) of(i int, name string, member int, groupNames []string, rea
 	return v
 }
 
-// readSignature identifies what a pre-flight task reads on a host: the
+// readSignature identifies what an assert task reads on a host: the
 // values of the variables it reads (each value is one *parser.Value, so
 // its address says it), the host's groups or name when it reads them, the
 // host's variable names when it lists variables by name. h is the host at

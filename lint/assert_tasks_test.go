@@ -37,11 +37,11 @@ kube_node
 calico_rr
 `
 
-// TestPreflightEmptyKubeNode: kubespray v2.24.3's 0040-verify-settings.yml
+// TestAssertTaskEmptyKubeNode: kubespray v2.24.3's 0040-verify-settings.yml
 // stops when kube_node is empty ("Stop if either kube_control_plane or
 // kube_node group is empty", a loop over both groups); v2.31.0's
 // validate_inventory checks only kube_control_plane.
-func TestPreflightEmptyKubeNode(t *testing.T) {
+func TestAssertTaskEmptyKubeNode(t *testing.T) {
 	dir := t.TempDir()
 	testutil.WriteTree(t, dir, map[string]string{"hosts.ini": strings.Replace(groupsINI, "%s", "", 1)})
 	r := lintRelease(t, "v2.24.3", dir)
@@ -57,10 +57,10 @@ func TestPreflightEmptyKubeNode(t *testing.T) {
 	none(t, lintRelease(t, "v2.24.3", full), "kubespray-preflight", "")
 }
 
-// TestPreflightFoldsIntoTheRuleThatExplains: an assert a dedicated rule
+// TestAssertTaskFoldsIntoTheRuleThatExplains: an assert a dedicated rule
 // reports is said once, by that rule, which then names the assert's
 // task and file:line.
-func TestPreflightFoldsIntoTheRuleThatExplains(t *testing.T) {
+func TestAssertTaskFoldsIntoTheRuleThatExplains(t *testing.T) {
 	dir := t.TempDir()
 	testutil.WriteTree(t, dir, map[string]string{
 		"hosts.ini":            strings.Replace(groupsINI, "%s", "node1", 1),

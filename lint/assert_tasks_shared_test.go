@@ -37,9 +37,9 @@ type mutation struct {
 	groupVars map[string]string
 }
 
-// hostMutations cover every inventory-only assert of the pre-flights of
-// v2.24.3 to master: choices, versions, booleans, networks, plugin
-// combinations, removed and deprecated variables, host names.
+// hostMutations cover every inventory-only assert of kubespray v2.24.3 to
+// master: choices, versions, booleans, networks, plugin combinations,
+// removed and deprecated variables, host names.
 var hostMutations = []mutation{
 	{name: "sample"},
 	{name: "plugin-weave", vars: map[string]string{"kube_network_plugin": "weave"}},
@@ -100,8 +100,8 @@ var groupMutations = []mutation{
 		groupVars: map[string]string{"kube_network_plugin": "flannel", "kube_pods_subnet": "10.233.64.0/24", "kube_network_node_prefix": "25"}},
 }
 
-// factVars are the facts the pre-v2.28 pre-flight (0040-verify-settings.yml)
-// reads, set as play vars so that the asserts on them pass: the lint
+// factVars are the facts the pre-v2.28 asserts (0040-verify-settings.yml)
+// read, set as play vars so that the asserts on them pass: the lint
 // leaves those asserts to the run (needs-fact in the coverage table).
 // resolvconf_stat and resolvconf_slurp are the registered results v2.27's
 // "Stop if /etc/resolv.conf has no configured nameservers" reads through
@@ -118,25 +118,25 @@ const factVars = `    ansible_service_mgr: systemd
     resolvconf_slurp: {content: bmFtZXNlcnZlciAxMC4wLjAuNTMK}
 `
 
-// TestPreflightAgainstKubespray runs each bundled release's own
-// pre-flight (validate_inventory from v2.28, 0040-verify-settings.yml
+// TestAssertTasksAgainstKubespray runs each bundled release's own
+// inventory asserts (validate_inventory from v2.28, 0040-verify-settings.yml
 // before) under the ansible its requirements.txt pins, on mutations of its
 // sample inventory, and requires the lint to reject every inventory
 // kubespray rejects, naming the same assert (task and file:line). A
 // kubespray-preflight finding on a host kubespray accepts fails too: the
-// generated pre-flight must not invent failures.
-func TestPreflightAgainstKubespray(t *testing.T) {
+// generated assert tasks must not invent failures.
+func TestAssertTasksAgainstKubespray(t *testing.T) {
 	start := time.Now()
 	var mu sync.Mutex
 	var counts []string
 	releases := kubespray.ReleaseOrder()
-	if only := os.Getenv("LAYERCHECK_PREFLIGHT_RELEASES"); only != "" {
+	if only := os.Getenv("LAYERCHECK_ASSERT_RELEASES"); only != "" {
 		releases = strings.Split(only, ",")
 	}
 	for _, rel := range releases {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
-			rejected, runs := preflightRelease(t, rel)
+			rejected, runs := assertTasksRelease(t, rel)
 			mu.Lock()
 			counts = append(counts, fmt.Sprintf("%s: %d mutations, %d hosts or inventories rejected by kubespray, %d ansible-playbook run(s)", rel, len(hostMutations)+len(groupMutations), rejected, runs))
 			mu.Unlock()
@@ -151,7 +151,7 @@ func TestPreflightAgainstKubespray(t *testing.T) {
 // ansibleSlots bounds the ansible-playbook processes running at once.
 var ansibleSlots = make(chan struct{}, 2)
 
-func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
+func assertTasksRelease(t *testing.T, rel string) (rejected, runs int) {
 	tree, err := filepath.Abs(testutil.Shared(t, "kubespray-full", rel))
 	require.NoError(t, err)
 	req, err := os.ReadFile(filepath.Join(tree, "requirements.txt"))
@@ -166,11 +166,11 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 	cat, err := kubespray.Bundled(rel)
 	require.NoError(t, err)
 	pre := cat.AssertTasks()
-	require.NotEmpty(t, pre, "the %s catalogue has no pre-flight", rel)
+	require.NotEmpty(t, pre, "the %s catalogue has no assert tasks", rel)
 	legacy := strings.Contains(pre[0].File, "0040-verify-settings")
 
 	work := t.TempDir()
-	cfg := preflightConfig(t, work, tree, legacy)
+	cfg := assertTasksConfig(t, work, tree, legacy)
 	type job struct {
 		dir   string
 		hosts []string            // mutation hosts, one play each (nil: one play on the play's hosts)
@@ -178,7 +178,7 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 	}
 	var jobs []job
 	// the batch: cp1 (kube_control_plane, etcd) and kube_node hosts each
-	// carrying mutations that no pre-flight task reads together
+	// carrying mutations that no assert task reads together
 	batch := filepath.Join(work, "batch")
 	hostVars, names := packMutations(cat)
 	var hosts []string
@@ -187,7 +187,7 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 	}
 	sort.Strings(hosts)
 	t.Logf("%s: %d host mutations on %d hosts", rel, len(hostMutations), len(hosts))
-	writePreflightInventory(t, tree, batch, map[string][]string{"kube_control_plane": {"cp1"}, "etcd": {"cp1"}, "kube_node": hosts}, hostVars)
+	writeAssertTasksInventory(t, tree, batch, map[string][]string{"kube_control_plane": {"cp1"}, "etcd": {"cp1"}, "kube_node": hosts}, hostVars)
 	jobs = append(jobs, job{batch, hosts, names})
 	for gi, mu := range groupMutations {
 		dir := filepath.Join(work, mu.name)
@@ -204,7 +204,7 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 				hv[n] = mu.groupVars
 			}
 		}
-		writePreflightInventory(t, tree, dir, groups, hv)
+		writeAssertTasksInventory(t, tree, dir, groups, hv)
 		jobs = append(jobs, job{dir, nil, map[string][]string{"": {mu.name}}})
 	}
 	stages := make([]stage, len(jobs))
@@ -213,7 +213,7 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 	}
 	ansibleSlots <- struct{}{}
 	runStart := time.Now()
-	results, plays, err := runPreflight(playbook, cfg, work, stages, legacy)
+	results, plays, err := runAssertTasks(playbook, cfg, work, stages, legacy)
 	<-ansibleSlots
 	t.Logf("%s: one ansible-playbook run, %d inventories, %d plays: %s", rel, len(stages), plays, time.Since(runStart).Round(100*time.Millisecond))
 	require.NoError(t, err, rel)
@@ -261,12 +261,12 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 			}
 			for _, ks := range fails {
 				failed[ks.task] = true
-				if !inPreflight(pre, ks.task) {
+				if !hasAssertTask(pre, ks.task) {
 					// a task probing the host (v2.25-v2.27: "Stop if cgroups are
 					// not enabled on nodes" runs stat on the node), no assert
 					continue
 				}
-				src := preflightSource(pre, ks)
+				src := assertTaskSource(pre, ks)
 				if !lintNames(r, h, ks.task, src) {
 					t.Errorf("%s %s: kubespray stops at %q (%s, %s) on %s, the lint does not say so:\n%s", rel, what(h), ks.task, src, ks.assertion, h, reportText(r, h))
 				}
@@ -278,8 +278,8 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 				stageRejected = true
 			}
 			for _, f := range r.Findings {
-				if f.preflight != nil && (len(f.Hosts) == 0 || containsStr(f.Hosts, h)) && !failed[f.preflight.task] {
-					t.Errorf("%s %s: kubespray accepts it on %s, the lint's pre-flight rejects it: %s", rel, what(h), h, f.Message)
+				if f.assertTask != nil && (len(f.Hosts) == 0 || containsStr(f.Hosts, h)) && !failed[f.assertTask.task] {
+					t.Errorf("%s %s: kubespray accepts it on %s, the lint's assert tasks reject it: %s", rel, what(h), h, f.Message)
 				}
 			}
 		}
@@ -291,16 +291,16 @@ func preflightRelease(t *testing.T, rel string) (rejected, runs int) {
 }
 
 // packMutations puts the host mutations on as few hosts as it can: a
-// mutation joins a host when no pre-flight task reads a variable of both
+// mutation joins a host when no assert task reads a variable of both
 // (so one cannot hide the other's failure; kubespray's tasks run on with
 // ignore_errors and each failure is compared). A mutation setting nothing
-// the pre-flight reads is left out: it cannot change what kubespray
+// the assert tasks read is left out: it cannot change what kubespray
 // decides. It returns each host's variables and mutation names.
 func packMutations(cat *kubespray.Catalogue) (map[string]map[string]string, map[string][]string) {
 	pre := cat.AssertTasks()
 	taskReads := make([]map[string]bool, len(pre))
 	for i, t := range pre {
-		taskReads[i] = preflightReads(cat, t)
+		taskReads[i] = assertTaskReads(cat, t)
 	}
 	tasksOf := func(mu mutation) map[int]bool {
 		out := map[int]bool{}
@@ -374,11 +374,11 @@ func packMutations(cat *kubespray.Catalogue) (map[string]map[string]string, map[
 	return vars, names
 }
 
-// preflightReads are the variables a pre-flight task reads, also through
+// assertTaskReads are the variables an assert task reads, also through
 // the Jinja of kubespray's defaults (ipv4_stack reads
 // enable_dual_stack_networks); "*varnames*" for a task listing variables
 // by name (query('varnames')).
-func preflightReads(cat *kubespray.Catalogue, t kubespray.AssertTask) map[string]bool {
+func assertTaskReads(cat *kubespray.Catalogue, t kubespray.AssertTask) map[string]bool {
 	jinjaRE := regexp.MustCompile(`(?s)\{\{(.*?)\}\}`)
 	reads := map[string]bool{}
 	var add func(expr string, depth int)
@@ -432,8 +432,8 @@ func preflightReads(cat *kubespray.Catalogue, t kubespray.AssertTask) map[string
 	return reads
 }
 
-// inPreflight reports whether the catalogue's pre-flight has the task.
-func inPreflight(pre []kubespray.AssertTask, task string) bool {
+// hasAssertTask reports whether the catalogue's assert tasks have the task.
+func hasAssertTask(pre []kubespray.AssertTask, task string) bool {
 	for _, t := range pre {
 		if t.Task == task {
 			return true
@@ -455,9 +455,9 @@ type failure struct {
 	item            any
 }
 
-// preflightSource is the file:line of the assert kubespray failed at: the
+// assertTaskSource is the file:line of the assert kubespray failed at: the
 // failing that: item's line, else the task's.
-func preflightSource(pre []kubespray.AssertTask, f failure) string {
+func assertTaskSource(pre []kubespray.AssertTask, f failure) string {
 	for _, t := range pre {
 		if t.Task != f.task {
 			continue
@@ -477,7 +477,7 @@ func preflightSource(pre []kubespray.AssertTask, f failure) string {
 		}
 		return fmt.Sprintf("%s:%d", t.File, t.Line)
 	}
-	return "(a task outside the catalogue's pre-flight)"
+	return "(a task outside the catalogue's assert tasks)"
 }
 
 // lintNames reports whether an error of the report on host h (or on the
@@ -506,11 +506,11 @@ func reportText(r *Report, h string) string {
 	return b.String()
 }
 
-// preflightConfig writes the ansible.cfg and, before v2.28, the roles
+// assertTasksConfig writes the ansible.cfg and, before v2.28, the roles
 // that give 0040-verify-settings.yml kubespray's defaults and the
 // preinstall role's defaults and vars without their tasks (which gather
 // facts and install packages).
-func preflightConfig(t *testing.T, work, tree string, legacy bool) string {
+func assertTasksConfig(t *testing.T, work, tree string, legacy bool) string {
 	roles := filepath.Join(work, "roles")
 	if legacy {
 		defaultsRole := "kubespray-defaults"
@@ -551,10 +551,10 @@ forks = 1
 	return cfg
 }
 
-// writePreflightInventory writes dir/hosts.yml (groups as kubespray's
+// writeAssertTasksInventory writes dir/hosts.yml (groups as kubespray's
 // sample has them, k8s_cluster made of kube_control_plane, kube_node and
 // calico_rr) with hostVars, and the sample's group_vars.
-func writePreflightInventory(t *testing.T, tree, dir string, groups map[string][]string, hostVars map[string]map[string]string) {
+func writeAssertTasksInventory(t *testing.T, tree, dir string, groups map[string][]string, hostVars map[string]map[string]string) {
 	testutil.CopyTree(t, filepath.Join(tree, "inventory", "sample", "group_vars"), filepath.Join(dir, "group_vars"))
 	var b strings.Builder
 	b.WriteString("all:\n  vars:\n    ansible_connection: local\n  children:\n")
@@ -579,20 +579,20 @@ func writePreflightInventory(t *testing.T, tree, dir string, groups map[string][
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "hosts.yml"), []byte(b.String()), 0o644))
 }
 
-// stage is one inventory of a pre-flight run: dir/hosts.yml, with one
+// stage is one inventory of a run of the asserts: dir/hosts.yml, with one
 // play per host of hosts (the host's own run_once), or one play on the
-// hosts kubespray runs the pre-flight on when hosts is nil.
+// hosts kubespray runs the asserts on when hosts is nil.
 type stage struct {
 	dir   string
 	hosts []string
 }
 
-// runPreflight runs the pre-flight on every stage's inventory in one
+// runAssertTasks runs the asserts' role on every stage's inventory in one
 // ansible-playbook: before each stage a play on the implicit localhost
 // points work/current at the stage's directory and refreshes the
-// inventory. Every pre-flight task runs with ignore_errors, so one run
+// inventory. Every assert task runs with ignore_errors, so one run
 // collects each host's first failure; the result is per stage.
-func runPreflight(playbook, cfg, work string, stages []stage, legacy bool) ([]map[string][]failure, int, error) {
+func runAssertTasks(playbook, cfg, work string, stages []stage, legacy bool) ([]map[string][]failure, int, error) {
 	role, facts, pattern := "validate_inventory", "", "all"
 	if legacy {
 		role, facts, pattern = "lc_preinstall", factVars, "k8s_cluster:etcd"
@@ -610,7 +610,7 @@ func runPreflight(playbook, cfg, work string, stages []stage, legacy bool) ([]ma
 			plays = []string{pattern}
 		}
 		for _, h := range plays {
-			fmt.Fprintf(&b, "- name: pre-flight %s\n  hosts: %s\n  gather_facts: false\n", h, h)
+			fmt.Fprintf(&b, "- name: asserts %s\n  hosts: %s\n  gather_facts: false\n", h, h)
 			if facts != "" {
 				b.WriteString("  vars:\n" + facts)
 			}
@@ -618,7 +618,7 @@ func runPreflight(playbook, cfg, work string, stages []stage, legacy bool) ([]ma
 			playStage = append(playStage, si)
 		}
 	}
-	pb := filepath.Join(work, "preflight.yml")
+	pb := filepath.Join(work, "asserts.yml")
 	if err := os.WriteFile(pb, []byte(b.String()), 0o644); err != nil {
 		return nil, 0, err
 	}
