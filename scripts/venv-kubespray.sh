@@ -2,7 +2,8 @@
 # Creates one .venv-ansible-<version> per `ansible` version that a bundled
 # kubespray release pins in its requirements.txt (kubespray-full/<release>
 # next to this checkout), for the differential test that runs each
-# release's own pre-flight under its own ansible (lint/preflight_shared_test.go).
+# release's own inventory asserts under its own ansible
+# (lint/assert_tasks_shared_test.go).
 # Releases pinning the same ansible share one venv. Nothing to do without
 # the kubespray trees (a checkout without them runs no such test).
 # usage: scripts/venv-kubespray.sh [KUBESPRAY_FULL_DIR]
