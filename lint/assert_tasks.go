@@ -15,7 +15,7 @@ import (
 func init() {
 	registerRule("kubespray-preflight", SeverityError,
 		"an inventory kubespray's own pre-flight stops on (validate_inventory, or 0040-verify-settings.yml before v2.28), evaluated from the release's task file; said once, by the rule that explains it best",
-		checkAssertTasks)
+		checkAssertTasks, runsApart)
 }
 
 // assertTaskRef is kubespray's inventory assert a kubespray-preflight

@@ -20,24 +20,38 @@ type rule struct {
 	severity Severity
 	summary  string
 	check    func(c *checkCtx) []Finding
+	// apart: runRules runs the rule on its own goroutine (runsApart).
+	apart bool
 }
 
 // rules is the registry, filled by each rule file's init().
 var rules []rule
 
-func registerRule(id string, sev Severity, summary string, check func(c *checkCtx) []Finding) {
+// ruleOption is a property a rule file gives its rule when it registers it.
+type ruleOption func(*rule)
+
+// runsApart has runRules run the rule on its own goroutine, concurrently
+// with the others, with its own copy of the checkCtx (see apart): for a
+// rule that is a large share of a lint's time, as measured by BenchmarkRun.
+func runsApart(r *rule) { r.apart = true }
+
+func registerRule(id string, sev Severity, summary string, check func(c *checkCtx) []Finding, opts ...ruleOption) {
 	for _, r := range rules {
 		if r.id == id {
 			panic("lint: rule registered twice: " + id)
 		}
 	}
-	rules = append(rules, rule{id, sev, summary, check})
+	rl := rule{id: id, severity: sev, summary: summary, check: check}
+	for _, o := range opts {
+		o(&rl)
+	}
+	rules = append(rules, rl)
 }
 
 // runRules runs every rule and returns their findings in the rules'
-// order. The rules marked apart (each a large share of a lint's time, as
-// measured by BenchmarkRun) run on their own goroutine, each with its own
-// copy of c (own caches: see apart), while the others run here.
+// order. The rules registered with runsApart run on their own goroutine,
+// each with its own copy of c (own caches: see apart), while the others
+// run here.
 func runRules(c *checkCtx) []Finding {
 	// every group's hosts, read by rules on both sides: filled once here,
 	// then only read
@@ -49,7 +63,7 @@ func runRules(c *checkCtx) []Finding {
 	found := make([][]Finding, len(rules))
 	var wg sync.WaitGroup
 	for i, rl := range rules {
-		if !runApart[rl.id] {
+		if !rl.apart {
 			continue
 		}
 		wg.Add(1)
@@ -59,7 +73,7 @@ func runRules(c *checkCtx) []Finding {
 		}(c.apart())
 	}
 	for i, rl := range rules {
-		if !runApart[rl.id] {
+		if !rl.apart {
 			found[i] = rl.check(c)
 		}
 	}
@@ -70,9 +84,6 @@ func runRules(c *checkCtx) []Finding {
 	}
 	return out
 }
-
-// runApart are the rules runRules runs concurrently with the others.
-var runApart = map[string]bool{"kubespray-preflight": true}
 
 // apart is a copy of c for a rule that runs concurrently with others: what
 // the rules only read is shared (input, catalogue, the variable table's
