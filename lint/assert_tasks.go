@@ -16,6 +16,9 @@ func init() {
 	registerRule("kubespray-preflight", SeverityError,
 		"an inventory kubespray's own pre-flight stops on (validate_inventory, or 0040-verify-settings.yml before v2.28), evaluated from the release's task file; said once, by the rule that explains it best",
 		checkAssertTasks, runsApart)
+	registerStep("kubespray-preflight", phaseFold, func(_ *checkCtx, r *Report) {
+		r.Findings = foldAssertTasks(r.Findings)
+	})
 }
 
 // assertTaskRef is kubespray's inventory assert a kubespray-preflight

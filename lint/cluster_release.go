@@ -18,6 +18,12 @@ func init() {
 			}
 			return []Finding{*c.upgradeNote}
 		})
+	// the release the cluster runs, once the target release is known
+	registerStep("upgrade-from", phasePrepare, func(c *checkCtx, _ *Report) {
+		if c.in.UpgradeFrom == nil && c.in.Cluster != nil {
+			c.in.UpgradeFrom, c.upgradeNote = inferUpgradeFrom(c.in.Cluster, c.in.Catalogue)
+		}
+	})
 }
 
 // releaseDefaults maps each bundled release to the Kubernetes version it

@@ -22,6 +22,9 @@ func init() {
 	registerRule("calico-rr", SeverityWarning,
 		"calico_rr hosts outside k8s_cluster as written, or calico_rr hosts without kube_network_plugin calico",
 		checkCalicoRR)
+	registerStep("calico-rr", phaseAsWritten, func(c *checkCtx, _ *Report) {
+		c.rrOutside = rrOutside(c.in.Inventory)
+	})
 }
 
 // groupWhere is where a group is defined, relative like other locations.
@@ -37,32 +40,6 @@ func (c *checkCtx) groupWhere(name string) string {
 			if src := inv.Sources[0]; !isDir(src) {
 				return c.relPath(src)
 			}
-		}
-	}
-	return ""
-}
-
-// inventoryWhere is the location of a finding that no one value caused
-// (a default the inventory relies on, the upgrade itself): where its first
-// host is defined, else the inventory file, so that every finding names a
-// file (code scanning shows no result without one). "" only for an
-// inventory with no file at all.
-func (c *checkCtx) inventoryWhere(hosts []string) string {
-	inv := c.in.Inventory
-	if inv == nil {
-		return ""
-	}
-	for _, name := range hosts {
-		if h := inv.Host(name); h != nil && h.Pos.File != "" {
-			return c.where(h.Pos)
-		}
-	}
-	if len(inv.Sources) > 0 && inv.Sources[0] != "" && !isDir(inv.Sources[0]) {
-		return c.relPath(inv.Sources[0])
-	}
-	for _, h := range inv.Hosts {
-		if h.Pos.File != "" {
-			return c.relPath(h.Pos.File)
 		}
 	}
 	return ""

@@ -12,6 +12,12 @@
 // kubeadm_certificate_key, ansible_password ...) is shown as Hidden in
 // every field of a finding.
 //
+// Each rule file registers its rules in init, and may register steps too,
+// which Run calls by phase around the checks (rules.go): the inventory
+// Ansible makes of the sources, the release the rules judge against and
+// what follows from it, the fold of every rule's findings. Run itself
+// names no rule.
+//
 // Rules (one file each, registered in init; `layercheck lint --rules`):
 //
 //	string-as-bool         error    a kubespray boolean written as "true"/"no"/INI x=true/-e x=true, or 0/1
@@ -199,42 +205,29 @@ type Input struct {
 }
 
 // Run applies every rule and returns the findings sorted by severity, then
-// where, then variable.
+// where, then variable. It calls the rules only through the registry (see
+// rules.go): each phase's steps, then every rule's check, then the
+// findings' fold; what it does itself applies to every finding alike.
 func Run(in Input) *Report {
 	r := &Report{Findings: []Finding{}}
-	in.Inventory = unparsedView(in.Inventory)
-	outside := rrOutside(in.Inventory) // as written, before dynamic_groups
-	if in.Inventory != nil {
-		kubespray.ApplyDynamicGroups(in.Inventory)
+	c := &checkCtx{in: in}
+	runSteps(phaseView, c, r)
+	runSteps(phaseAsWritten, c, r)
+	if c.in.Inventory != nil {
+		kubespray.ApplyDynamicGroups(c.in.Inventory)
 	}
-	c := newCtx(in)
-	c.rrOutside = outside
-	note := ""
-	if in.Catalogue != nil && in.Catalogue.Default {
-		cat, n := c.inferRelease()
-		note = n
-		if cat == nil && in.Catalogue.Deferred {
-			cat, _ = in.Catalogue.Complete() // embedded: it decodes
-		}
-		if cat != nil {
-			in.Catalogue, c.in.Catalogue, c.cat = cat, cat, cat
+	c.build()
+	runSteps(phaseRelease, c, r)
+	if cat := c.in.Catalogue; cat != nil {
+		r.Catalogue, r.CatalogueWhy, r.CatalogueNote = cat.Name, cat.Why, cat.Note
+		if c.catalogueNote != "" {
+			r.CatalogueWhy += "; " + c.catalogueNote
 		}
 	}
-	if in.Catalogue != nil {
-		r.Catalogue, r.CatalogueWhy, r.CatalogueNote = in.Catalogue.Name, in.Catalogue.Why, in.Catalogue.Note
-		if note != "" {
-			r.CatalogueWhy += "; " + note
-		}
-	}
-	c.in.AnsibleCore, r.AnsibleCoreWhy = JudgedAnsibleCore(in.AnsibleCore, in.Catalogue)
-	r.AnsibleCore = c.in.AnsibleCore
-	// The release the cluster runs, once the target release is known.
-	if in.UpgradeFrom == nil && in.Cluster != nil {
-		c.in.UpgradeFrom, c.upgradeNote = inferUpgradeFrom(in.Cluster, in.Catalogue)
-	}
+	runSteps(phasePrepare, c, r)
 	r.LocationsRelativeTo = c.multiBase
 	r.Findings = append(r.Findings, runRules(c)...)
-	r.Findings = foldAssertTasks(r.Findings)
+	runSteps(phaseFold, c, r)
 	for i := range r.Findings {
 		maskSecrets(&r.Findings[i])
 		if r.Findings[i].Where == "" {
@@ -244,6 +237,32 @@ func Run(in Input) *Report {
 	r.Findings = mergeHosts(r.Findings, c.hosts)
 	r.finish()
 	return r
+}
+
+// inventoryWhere is the location of a finding that no one value caused
+// (a default the inventory relies on, the upgrade itself): where its first
+// host is defined, else the inventory file, so that every finding names a
+// file (code scanning shows no result without one). "" only for an
+// inventory with no file at all.
+func (c *checkCtx) inventoryWhere(hosts []string) string {
+	inv := c.in.Inventory
+	if inv == nil {
+		return ""
+	}
+	for _, name := range hosts {
+		if h := inv.Host(name); h != nil && h.Pos.File != "" {
+			return c.where(h.Pos)
+		}
+	}
+	if len(inv.Sources) > 0 && inv.Sources[0] != "" && !isDir(inv.Sources[0]) {
+		return c.relPath(inv.Sources[0])
+	}
+	for _, h := range inv.Hosts {
+		if h.Pos.File != "" {
+			return c.relPath(h.Pos.File)
+		}
+	}
+	return ""
 }
 
 // mergeHosts makes findings that say the same (rule, severity, variable,

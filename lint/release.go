@@ -16,6 +16,29 @@ import (
 // sets that only some releases define; the newest bundled release that
 // fits is used, and the catalogue's why says so.
 
+func init() {
+	registerStep("release", phaseRelease, chooseRelease)
+}
+
+// chooseRelease puts, in place of the bundled default, the release the
+// inventory pins (inferRelease), or the default decoded in full when it
+// was deferred and nothing is inferred; a note on a kube_version no
+// bundled release has goes after the catalogue's why.
+func chooseRelease(c *checkCtx, _ *Report) {
+	given := c.in.Catalogue
+	if given == nil || !given.Default {
+		return
+	}
+	cat, note := c.inferRelease()
+	c.catalogueNote = note
+	if cat == nil && given.Deferred {
+		cat, _ = given.Complete() // embedded: it decodes
+	}
+	if cat != nil {
+		c.in.Catalogue, c.cat = cat, cat
+	}
+}
+
 // pinnedKube is a kube_version value some hosts get: as written, without
 // the leading v, and where.
 type pinnedKube struct {

@@ -48,6 +48,63 @@ func registerRule(id string, sev Severity, summary string, check func(c *checkCt
 	rules = append(rules, rl)
 }
 
+// phase is when Run calls a step, in this order. Steps are the work a rule
+// file does for the lint as a whole rather than as one check: what the
+// inventory is, which release the rules judge against, what follows from
+// it, and the findings of all rules together.
+type phase int
+
+const (
+	// phaseView: on the inventory as loaded (Input.Inventory), before
+	// anything reads it; a step may replace it with what Ansible makes of it.
+	phaseView phase = iota
+	// phaseAsWritten: on the inventory as written, before kubespray's
+	// dynamic groups change it; a step notes in the checkCtx what only the
+	// inventory as written shows. The checkCtx holds only its input yet.
+	phaseAsWritten
+	// phaseRelease: the checkCtx is built; a step may choose the catalogue
+	// the rules judge against (c.in.Catalogue and c.cat), and say why in
+	// c.catalogueNote.
+	phaseRelease
+	// phasePrepare: the catalogue is final; a step sets what follows from
+	// it before any rule runs (the ansible-core series, the release
+	// upgraded from), in the checkCtx and in the report.
+	phasePrepare
+	// phaseFold: every rule has run; a step may rewrite the findings
+	// (r.Findings) together, before they are sorted and merged.
+	phaseFold
+)
+
+// step is one piece of work of a phase.
+type step struct {
+	name  string
+	phase phase
+	run   func(c *checkCtx, r *Report)
+}
+
+// steps is the registry of steps, filled by the rule files' init(). Within
+// a phase, steps run in the order registered and must not depend on each
+// other.
+var steps []step
+
+func registerStep(name string, ph phase, run func(c *checkCtx, r *Report)) {
+	for _, s := range steps {
+		if s.name == name {
+			panic("lint: step registered twice: " + name)
+		}
+	}
+	steps = append(steps, step{name: name, phase: ph, run: run})
+}
+
+// runSteps runs every step of phase ph.
+func runSteps(ph phase, c *checkCtx, r *Report) {
+	for _, s := range steps {
+		if s.phase == ph {
+			s.run(c, r)
+		}
+	}
+}
+
 // runRules runs every rule and returns their findings in the rules'
 // order. The rules registered with runsApart run on their own goroutine,
 // each with its own copy of c (own caches: see apart), while the others
@@ -166,8 +223,12 @@ type checkCtx struct {
 	// rrOutside are calico_rr hosts outside k8s_cluster as written.
 	rrOutside []string
 	defaults  map[string]*parser.Value
-	// upgradeNote says which release the cluster was taken to run (Run
-	// infers Input.UpgradeFrom from Input.Cluster when not given).
+	// catalogueNote is said after the catalogue's why in the report: what
+	// a phaseRelease step found (a kube_version no bundled release has).
+	catalogueNote string
+	// upgradeNote says which release the cluster was taken to run (a
+	// phasePrepare step infers Input.UpgradeFrom from Input.Cluster when
+	// not given).
 	upgradeNote *Finding
 	// templateNamesMemo and groupHostsMemo cache templateNames and
 	// groupHosts (the inventory does not change while the rules run).
@@ -187,8 +248,13 @@ type use struct {
 	hosts []string
 }
 
-func newCtx(in Input) *checkCtx {
-	c := &checkCtx{in: in, cat: in.Catalogue, defaults: map[string]*parser.Value{}}
+// build makes the rest of c from its input, once the inventory is what
+// the rules check (after kubespray's dynamic groups): the hosts, the
+// variable table, the directories locations are relative to. What the
+// phaseView and phaseAsWritten steps set is kept.
+func (c *checkCtx) build() {
+	in := c.in
+	c.cat, c.defaults = in.Catalogue, map[string]*parser.Value{}
 	if c.cat == nil {
 		c.cat = &kubespray.Catalogue{Vars: map[string]*kubespray.Var{}}
 	}
@@ -218,7 +284,6 @@ func newCtx(in Input) *checkCtx {
 			c.multiBase = common
 		}
 	}
-	return c
 }
 
 // commonBase returns, when the sources lie in more than one directory, the

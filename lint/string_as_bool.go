@@ -30,6 +30,11 @@ func init() {
 	registerRule("not-a-bool", SeverityError,
 		"a kubespray boolean set to a value that is not a boolean at all (a word, a number, a list, null)",
 		checkNotABool)
+	// the series string booleans are judged under, once the release is known
+	registerStep("string-as-bool", phasePrepare, func(c *checkCtx, r *Report) {
+		c.in.AnsibleCore, r.AnsibleCoreWhy = JudgedAnsibleCore(c.in.AnsibleCore, c.in.Catalogue)
+		r.AnsibleCore = c.in.AnsibleCore
+	})
 }
 
 // boolVars lists the variables some host sets that the catalogue types

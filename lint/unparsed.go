@@ -10,6 +10,9 @@ func init() {
 	registerRule("inventory-unparsed", SeverityError,
 		"a file inside an inventory directory no inventory plugin can parse (Ansible only warns and goes on without it)",
 		checkUnparsed)
+	registerStep("inventory-unparsed", phaseView, func(c *checkCtx, _ *Report) {
+		c.in.Inventory = unparsedView(c.in.Inventory)
+	})
 }
 
 // unparsedView is what the lint checks when sources were given but none
