@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -35,6 +36,39 @@ type spec struct {
 	Userland                   bool   // needs the base layer of Debian userland
 	Entrypoint, Cmd            []string
 	User                       string
+	// Env: the image's environment beside PATH (an entry for PATH
+	// replaces envPath); WorkingDir: "/" when empty.
+	Env        []string
+	WorkingDir string
+	// Files: what the image holds beside its binary, in the same layer.
+	Files []file
+	// Debian: programs out of a root the artefacts build unpacked from
+	// Debian packages, in a layer under the userland layer.
+	Debian *debian
+}
+
+// file is one more entry of an image: a file or a whole directory of the
+// image's build dir (build/<Component>/<Version>/<Source>), a symlink, or
+// an empty file or directory with its owner.
+type file struct {
+	Path   string // in the image
+	Source string // relative to the image's build dir
+	Tree   bool   // Source is a directory, copied whole at Path
+	Link   string // a symlink to Link
+	// With no Source and no Link: an empty directory (Dir) or file, with
+	// Mode and Owner (uid and gid).
+	Dir   bool
+	Mode  fs.FileMode
+	Owner int
+}
+
+// debian names what an image takes out of a root filesystem the artefacts
+// build unpacked from Debian packages (build/<Component>/<Version>/<Root>):
+// Programs and every file of Dirs, each with the libraries it needs, from
+// that root alone.
+type debian struct {
+	Root           string
+	Programs, Dirs []string
 }
 
 // catalogue is every image an offline kubespray v2.31.0 cluster.yml pulls
@@ -124,7 +158,75 @@ func (s spec) binary(buildDir string) string {
 	if s.Binary == "" {
 		return ""
 	}
-	return filepath.Join(buildDir, s.Component, s.Version, s.Binary)
+	return s.built(buildDir, s.Binary)
+}
+
+// built is the host path of name in the image's build dir.
+func (s spec) built(buildDir, name string) string {
+	return filepath.Join(buildDir, s.Component, s.Version, filepath.FromSlash(name))
+}
+
+// env is the image's environment: PATH (envPath unless Env sets it), then
+// Env.
+func (s spec) env() []string {
+	for _, e := range s.Env {
+		if strings.HasPrefix(e, "PATH=") {
+			return s.Env
+		}
+	}
+	return append([]string{envPath}, s.Env...)
+}
+
+// filesLayer is the image's binary and Files as one layer; nil when the
+// image has neither.
+func (s spec) filesLayer(buildDir string) (*layer, error) {
+	bin := s.binary(buildDir)
+	if bin == "" && len(s.Files) == 0 {
+		return nil, nil
+	}
+	l := newLayer()
+	if bin != "" {
+		if err := l.file(s.Path, bin); err != nil {
+			return nil, err
+		}
+		e := l.entries[s.Path]
+		e.mode = 0o755
+		l.entries[s.Path] = e
+	}
+	for _, f := range s.Files {
+		if !path.IsAbs(f.Path) {
+			return nil, fmt.Errorf("%s: not an absolute path in the image", f.Path)
+		}
+		switch {
+		case f.Tree:
+			if err := l.tree(f.Path, s.built(buildDir, f.Source)); err != nil {
+				return nil, err
+			}
+		case f.Source != "":
+			if err := l.file(f.Path, s.built(buildDir, f.Source)); err != nil {
+				return nil, err
+			}
+		case f.Link != "":
+			l.add(entry{name: f.Path, link: f.Link})
+		default:
+			l.add(entry{name: f.Path, mode: f.Mode, dir: f.Dir, owner: f.Owner})
+		}
+	}
+	return l, nil
+}
+
+// debianLayer copies s.Debian's programs and dirs, with their libraries,
+// out of its root in buildDir; nil when the image has none.
+func (s spec) debianLayer(buildDir string) (*layer, error) {
+	if s.Debian == nil {
+		return nil, nil
+	}
+	root := s.built(buildDir, s.Debian.Root)
+	l, err := userland{required: s.Debian.Programs, dirs: s.Debian.Dirs}.layer(root)
+	if err != nil {
+		return nil, fmt.Errorf("debian root: %w", err)
+	}
+	return l, nil
 }
 
 // layers are what every image shares, built once per push.
@@ -133,9 +235,25 @@ type layers struct {
 	userland func() (v1.Layer, error)
 }
 
-// assemble builds s as an OCI image for linux/amd64.
+// assemble builds s as an OCI image for linux/amd64: the etc layer, the
+// Debian programs, the userland layer (its merged /bin, /lib and /lib64
+// links win over a Debian root's own directories of those names, so its
+// libraries are the ones every program finds), then the binary and Files.
 func assemble(s spec, buildDir string, base layers) (v1.Image, error) {
 	ls := []v1.Layer{base.etc}
+	own := func(l *layer, err error) error {
+		if err != nil || l == nil {
+			return err
+		}
+		v, err := l.v1Layer()
+		if err == nil {
+			ls = append(ls, v)
+		}
+		return err
+	}
+	if err := own(s.debianLayer(buildDir)); err != nil {
+		return nil, err
+	}
 	if s.Userland {
 		u, err := base.userland()
 		if err != nil {
@@ -143,19 +261,8 @@ func assemble(s spec, buildDir string, base layers) (v1.Image, error) {
 		}
 		ls = append(ls, u)
 	}
-	if bin := s.binary(buildDir); bin != "" {
-		l := newLayer()
-		if err := l.file(s.Path, bin); err != nil {
-			return nil, err
-		}
-		e := l.entries[s.Path]
-		e.mode = 0o755
-		l.entries[s.Path] = e
-		bl, err := l.v1Layer()
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, bl)
+	if err := own(s.filesLayer(buildDir)); err != nil {
+		return nil, err
 	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
@@ -169,10 +276,13 @@ func assemble(s spec, buildDir string, base layers) (v1.Image, error) {
 	}
 	cf = cf.DeepCopy()
 	cf.Architecture, cf.OS = "amd64", "linux"
-	cf.Config.Env = []string{envPath}
+	cf.Config.Env = s.env()
 	cf.Config.Entrypoint, cf.Config.Cmd = s.Entrypoint, s.Cmd
 	cf.Config.User = s.User
 	cf.Config.WorkingDir = "/"
+	if s.WorkingDir != "" {
+		cf.Config.WorkingDir = s.WorkingDir
+	}
 	cf.Config.Labels = map[string]string{"org.opencontainers.image.title": path.Base(s.Repo)}
 	return mutate.ConfigFile(img, cf)
 }
@@ -203,14 +313,25 @@ func newLayers(rootfs string, set userland) (layers, error) {
 	}}, nil
 }
 
-// missing says why s cannot be built from buildDir, or "".
+// missing says why s cannot be built from buildDir, or "": its binary, a
+// file or tree of Files, or its Debian root is not there.
 func (s spec) missing(buildDir string) string {
-	bin := s.binary(buildDir)
-	if bin == "" {
-		return ""
+	var want []string
+	if bin := s.binary(buildDir); bin != "" {
+		want = append(want, bin)
 	}
-	if _, err := os.Stat(bin); err != nil {
-		return "no " + bin
+	for _, f := range s.Files {
+		if f.Source != "" {
+			want = append(want, s.built(buildDir, f.Source))
+		}
+	}
+	if s.Debian != nil {
+		want = append(want, s.built(buildDir, s.Debian.Root))
+	}
+	for _, p := range want {
+		if _, err := os.Stat(p); err != nil {
+			return "no " + p
+		}
 	}
 	return ""
 }

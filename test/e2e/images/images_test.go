@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -143,6 +144,12 @@ func extract(t *testing.T, ref string, dir string) map[string]*tar.Header {
 	if mt, err := img.MediaType(); err != nil || mt != types.OCIManifestSchema1 {
 		t.Errorf("%s: manifest media type %q, %v; want %s", ref, mt, err, types.OCIManifestSchema1)
 	}
+	return extractImage(t, ref, img, dir)
+}
+
+// extractImage is extract for an image at hand; what names it in errors.
+func extractImage(t *testing.T, what string, img v1.Image, dir string) map[string]*tar.Header {
+	t.Helper()
 	rc := mutate.Extract(img)
 	defer rc.Close()
 	tr := tar.NewReader(rc)
@@ -153,7 +160,7 @@ func extract(t *testing.T, ref string, dir string) map[string]*tar.Header {
 			break
 		}
 		if err != nil {
-			t.Fatalf("%s: %v", ref, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		hdrs["/"+strings.TrimSuffix(h.Name, "/")] = h
 		p := filepath.Join(dir, h.Name)
@@ -173,7 +180,7 @@ func extract(t *testing.T, ref string, dir string) map[string]*tar.Header {
 			}
 		}
 		if err != nil {
-			t.Fatalf("%s: %s: %v", ref, h.Name, err)
+			t.Fatalf("%s: %s: %v", what, h.Name, err)
 		}
 	}
 	return hdrs
