@@ -40,10 +40,11 @@ var debianUserland = userland{
 var mergedUsr = []string{"/bin", "/sbin", "/lib", "/lib64"}
 
 // userland names the programs a base layer holds: required ones must be
-// in the root filesystem, optional ones are taken when present, and dirs
-// are copied whole.
+// in the root filesystem, optional ones are taken when present, dirs are
+// copied whole, and libs are libraries no program names but one loads with
+// dlopen (found as ld.so finds a DT_NEEDED one).
 type userland struct {
-	required, optional, dirs []string
+	required, optional, dirs, libs []string
 }
 
 // binDirs are searched in PATH order for a program; libDirs for a
@@ -208,6 +209,15 @@ func (u userland) layer(rootfs string) (*layer, error) {
 			if err := c.copyFile(p); err != nil {
 				return nil, fmt.Errorf("%s: %w", n, err)
 			}
+		}
+	}
+	for _, n := range u.libs {
+		lib, err := c.findLib(n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		if err := c.copyFile(lib); err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
 		}
 	}
 	for _, d := range u.dirs {

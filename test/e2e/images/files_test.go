@@ -150,7 +150,7 @@ func TestDebianLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := spec{Repo: "library/nginx", Tag: "1", Component: "nginx", Version: "1",
-		Debian: &debian{Root: "root", Programs: []string{"sh", "cp", "mkdir", "rm", "chmod"}},
+		Debian: &debian{Root: "root", Programs: []string{"sh", "cp", "mkdir", "rm", "chmod"}, Libs: []string{"libgcc_s.so.1"}},
 		Files:  []file{{Path: "/var/lib/nginx", Dir: true, Mode: 0o755}}}
 	if why := s.missing(build); why != "" {
 		t.Fatalf("missing: %s", why)
@@ -161,6 +161,14 @@ func TestDebianLayer(t *testing.T) {
 	}
 	checkELFClosure(t, root, hdrs)
 	runInRoot(t, root)
+	// glibc dlopens libgcc_s for pthread_exit: nginx's thread pool aborts
+	// without it.
+	in := &rootfsCopier{root: root, l: newLayer()}
+	if lib, err := in.findLib("libgcc_s.so.1"); err != nil {
+		t.Errorf("libgcc_s.so.1 not in the image: %v", err)
+	} else if real, err := in.resolve(lib); err != nil || hdrs[real] == nil || hdrs[real].Typeflag != tar.TypeReg {
+		t.Errorf("%s: resolves to %s (%v), not a file of the image", lib, real, err)
+	}
 	if h := hdrs["/var/lib/nginx"]; h == nil || h.Typeflag != tar.TypeDir {
 		t.Errorf("/var/lib/nginx is %+v, want a directory", h)
 	}
@@ -197,6 +205,7 @@ func TestFilesMissingAndBad(t *testing.T) {
 		{spec{Component: "c", Version: "v", Files: []file{{Path: "relative", Link: "x"}}}, "relative: not an absolute path"},
 		{spec{Component: "c", Version: "v", Files: []file{{Path: "/t", Source: "bin", Tree: true}}}, "bin: not a directory"},
 		{spec{Component: "c", Version: "v", Debian: &debian{Root: "bin", Programs: []string{"nginx"}}}, "debian root"},
+		{spec{Component: "c", Version: "v", Debian: &debian{Root: "..", Libs: []string{"libnope.so.9"}}}, "libnope.so.9: not found under"},
 	} {
 		_, err := assemble(c.s, build, base)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -64,11 +64,11 @@ type file struct {
 
 // debian names what an image takes out of a root filesystem the artefacts
 // build unpacked from Debian packages (build/<Component>/<Version>/<Root>):
-// Programs and every file of Dirs, each with the libraries it needs, from
-// that root alone.
+// Programs, every file of Dirs and the libraries Libs that a program loads
+// with dlopen, each with the libraries it needs, from that root alone.
 type debian struct {
-	Root           string
-	Programs, Dirs []string
+	Root                 string
+	Programs, Dirs, Libs []string
 }
 
 // catalogue is every image an offline kubespray v2.31.0 cluster.yml pulls
@@ -222,7 +222,7 @@ func (s spec) debianLayer(buildDir string) (*layer, error) {
 		return nil, nil
 	}
 	root := s.built(buildDir, s.Debian.Root)
-	l, err := userland{required: s.Debian.Programs, dirs: s.Debian.Dirs}.layer(root)
+	l, err := userland{required: s.Debian.Programs, dirs: s.Debian.Dirs, libs: s.Debian.Libs}.layer(root)
 	if err != nil {
 		return nil, fmt.Errorf("debian root: %w", err)
 	}
