@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds, from Go modules, what kubespray downloads, at the versions a
-# release pins, into a files_repo tree laid out as kubespray's offline
-# variables expect ({{ files_repo }}/github.com/etcd-io/etcd/releases/...),
+# Builds, from Go modules (from source trees under ../shared where the
+# proxy serves none; runit from Debian's package), what
+# kubespray downloads, at the versions a release pins, into a files_repo
+# tree laid out as kubespray's offline variables expect
+# ({{ files_repo }}/github.com/etcd-io/etcd/releases/...),
 # and the binaries its images run into build/<component>/<version>/, all
 # cached under $LAYERCHECK_E2E_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/layercheck/e2e).
 # An artefact already built is kept.
@@ -25,6 +27,14 @@
 #   artefacts.sh local-path-provisioner VERSION   local-path-provisioner/vV/local-path-provisioner
 #   artefacts.sh flannel VERSION                  flannel/vV/flanneld
 #   artefacts.sh flannel-cni-plugin VERSION       flannel-cni-plugin/vV/flannel
+#   artefacts.sh calico VERSION                   calico/vV/{calico-node,calico,install,kube-controllers,
+#                           check-status,wrapper,calicoctl}, node-filesystem/ (calico's rc.local,
+#                           runit services, start_runit) and runit/ (Debian's runit), from
+#                           ../shared/calico-src/vV; into files_repo calicoctl-linux-amd64 and
+#                           raw/vV/manifests/crds.yaml, as kubespray's offline.yml names them
+#   artefacts.sh node-cache VERSION               node-cache/V/node-cache (../shared/k8s-dns-src/V)
+#   artefacts.sh cluster-proportional-autoscaler VERSION
+#                                                 cluster-proportional-autoscaler/vV/ (../shared/cpa-src/vV)
 #   artefacts.sh cluster [RELEASE [KUBE]]  all of the above at the versions set below for
 #                           kubespray RELEASE (v2.31.0, the default, or v2.30.0), then
 #                           prints the inventory variables that make kubespray take
@@ -400,6 +410,170 @@ helm_build() { # stage
   install -m 0644 "$src/LICENSE" "$src/README.md" "$dir/"
 }
 
+# The source trees of what the Go module proxy does not serve, under
+# ../shared beside this checkout: calico (LAYERCHECK_CALICO_SRC),
+# k8s.io/dns (LAYERCHECK_K8S_DNS_SRC) and cluster-proportional-autoscaler
+# (LAYERCHECK_CPA_SRC), each with one directory per version.
+SHARED_SRC=$(cd "$(dirname "$0")/../../.." && pwd)/shared
+CALICO_SRC=${LAYERCHECK_CALICO_SRC:-$SHARED_SRC/calico-src}
+K8S_DNS_SRC=${LAYERCHECK_K8S_DNS_SRC:-$SHARED_SRC/k8s-dns-src}
+CPA_SRC=${LAYERCHECK_CPA_SRC:-$SHARED_SRC/cpa-src}
+
+# Builds main packages of a source tree into out, static, from a writable
+# copy under $DIR/src (the trees are read-only; -mod=mod fills go.sum from
+# the proxy), removed afterwards (and by the next build after a failed
+# one). EDITS (go mod edit flags) are applied to the copy's go.mod first;
+# LDFLAGS is appended to -s -w. Each package is named after its last path
+# element.
+src_build() { # src out pkg...
+  local src=$1 out=$2 copy; shift 2
+  copy=$DIR/src/$(basename "$(dirname "$src")")-${src##*/}
+  rm -rf "$copy" && mkdir -p "$copy" "$out"
+  cp -r "$src/." "$copy" && chmod -R u+w "$copy"
+  (
+    cd "$copy"
+    # shellcheck disable=SC2086 # EDITS is a list of flags
+    [[ -z ${EDITS:-} ]] || $GO mod edit $EDITS
+    CGO_ENABLED=0 GOOS=linux GOARCH=$ARCH $GO build -mod=mod -trimpath -ldflags="-s -w ${LDFLAGS:-}" -o "$out/" "$@"
+  )
+  rm -rf "$copy"
+}
+
+# The source tree SRC/VERSION, or a clear error naming what needs it.
+src_tree() { # src version what
+  [[ -d $1/$2 ]] || { echo "artefacts: $3 $2 is built from its source tree $1/$2, which is not there (the Go module proxy does not serve it)" >&2; exit 1; }
+  echo "$1/$2"
+}
+
+# Runs a command chrooted in root (needs root, as the e2e runs do).
+in_root() { # root command...
+  ((EUID == 0)) || { echo "artefacts: running $2 in the Debian root $1 needs root (chroot)" >&2; exit 1; }
+  chroot "$@"
+}
+
+# Unpacks the Debian packages (apt-get download, dpkg-deb -x: the
+# candidates of this host's apt sources) into root as dpkg lays them out,
+# and lists them ("package version") in root.debs. apt's lists are
+# refreshed once when a package is not found.
+debroot() { # root package...
+  local root=$1 tmp d; shift
+  tmp=$(mktemp -d)
+  if ! (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$@" >/dev/null 2>&1); then
+    echo "artefacts: refreshing apt's package lists for $*" >&2
+    apt-get update -qq
+    (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$@" >/dev/null) ||
+      { echo "artefacts: apt-get download $* failed" >&2; exit 1; }
+  fi
+  mkdir -p "$root"
+  for d in "$tmp"/*.deb; do
+    dpkg-deb -x "$d" "$root"
+    # shellcheck disable=SC2016 # dpkg-deb's fields, not the shell's
+    dpkg-deb --show --showformat='${Package} ${Version}\n' "$d"
+  done >"$root.debs"
+  rm -rf "$tmp"
+}
+
+# calico, kubespray's default network plugin, from its source tree (the Go
+# module proxy does not serve github.com/projectcalico/calico), into
+# build/calico/vV/: calico-node; the CNI plugin calico (also calico-ipam,
+# by its name) and its installer install; kube-controllers with the
+# check-status its probes run and the wrapper its image starts it with;
+# calicoctl. For the calico/node image also node-filesystem/ (calico's
+# rc.local, runit services and start_runit, laid out as its Dockerfile
+# copies them) and runit/ (Debian's runit, which start_runit execs, with
+# its libc). files_repo gets calicoctl-linux-ARCH and manifests/crds.yaml
+# at the paths kubespray's offline.yml names; crds.yaml is calico's own,
+# which kubespray's calico_crds_checksums accepts unchanged (checked
+# against CALICO_CRDS_CHECKSUM for the release's CALICO_VERSION).
+calico() {
+  local v=v${1#v} m=github.com/projectcalico/calico
+  local out=$DIR/build/calico/$v src
+  local ctl=$FILES/github.com/projectcalico/calico/releases/download/$v/calicoctl-linux-$ARCH
+  local crds=$FILES/github.com/projectcalico/calico/raw/$v/manifests/crds.yaml
+  src=$(src_tree "$CALICO_SRC" "$v" calico)
+  if [[ ! -x $out/calico-node ]]; then
+    echo "artefacts: building calico $v from $src (minutes)" >&2
+    local stage edits p said
+    stage=$(stage_to "$out")
+    # The proxy refuses k8s.io/kubernetes v1.33.10 and several k8s.io/*
+    # v0.33.10 that calico's go.mod names: v1.33.13 and v0.33.13. That
+    # bump lets -mod=mod raise sigs.k8s.io/knftables to v0.0.21, whose
+    # New felix/nftables does not compile against: kept at v0.0.18.
+    edits=$($GO mod edit -json "$src/go.mod" | jq -r --arg from v0.33.10 --arg to v0.33.13 '
+      (.Require[]? | select((.Path | startswith("k8s.io/")) and .Version == $from) | "-require=\(.Path)@\($to)"),
+      (.Replace[]? | select((.New.Path | startswith("k8s.io/")) and .New.Version == $from) | "-replace=\(.Old.Path)=\(.New.Path)@\($to)")')
+    EDITS="$edits -require=k8s.io/kubernetes@v1.33.13 -replace=sigs.k8s.io/knftables=sigs.k8s.io/knftables@v0.0.18" \
+      LDFLAGS="-X $m/pkg/buildinfo.Version=$v" src_build "$src" "$stage" ./node/cmd/calico-node ./cni-plugin/cmd/calico \
+      ./cni-plugin/cmd/install ./kube-controllers/cmd/kube-controllers ./kube-controllers/cmd/check-status \
+      ./kube-controllers/cmd/wrapper ./calicoctl/calicoctl
+    check_version "$stage/calico-node" "$v" -v
+    check_version "$stage/calico" "$v" -v
+    check_version "$stage/kube-controllers" "$v" -version
+    check_version "$stage/calicoctl" "Client Version:    $v" version
+    mkdir -p "$stage/node-filesystem/usr/sbin"
+    cp -r "$src/node/filesystem/etc" "$stage/node-filesystem/"
+    cp "$src"/node/filesystem/sbin/* "$stage/node-filesystem/usr/sbin/"
+    chmod -R u+w "$stage/node-filesystem"
+    [[ -x $stage/node-filesystem/usr/sbin/start_runit && -e $stage/node-filesystem/etc/rc.local ]] ||
+      { echo "artefacts: calico $v's node/filesystem has no sbin/start_runit or etc/rc.local" >&2; exit 1; }
+    debroot "$stage/runit" runit libc6
+    # Each runs in that root: with no arguments it prints its usage.
+    for p in runsvdir runsv sv svlogd chpst; do
+      said=$(in_root "$stage/runit" "/usr/bin/$p" 2>&1 || true)
+      [[ $said == *"usage: "* ]] || { echo "artefacts: runit's $p does not run in its root $stage/runit: $said" >&2; exit 1; }
+    done
+    keep "$stage" "$out"
+  fi
+  mkdir -p "$(dirname "$ctl")" "$(dirname "$crds")"
+  ln -f "$out/calicoctl" "$ctl" 2>/dev/null || cp -f "$out/calicoctl" "$ctl"
+  cp -f "$src/manifests/crds.yaml" "$crds"
+  local sum
+  sum=$(sums "$crds")
+  [[ $v != "v${CALICO_VERSION:-}" || ${sum#* } == "$CALICO_CRDS_CHECKSUM" ]] ||
+    { echo "artefacts: $crds is ${sum#* }, not kubespray's calico_crds_checksums entry for $v, $CALICO_CRDS_CHECKSUM" >&2; exit 1; }
+  sums "$ctl"
+  echo "$sum"
+  sums "$out"/{calico-node,calico,install,kube-controllers,check-status,wrapper}
+}
+
+# node-cache, the binary of kubespray's nodelocaldns image
+# (k8s-dns-node-cache), from k8s.io/dns's source tree (the Go module proxy
+# does not serve k8s.io/dns): build/node-cache/V/node-cache.
+node_cache() {
+  local v=${1#v} src
+  local out=$DIR/build/node-cache/$v
+  src=$(src_tree "$K8S_DNS_SRC" "$v" node-cache)
+  if [[ ! -x $out/node-cache ]]; then
+    echo "artefacts: building node-cache $v from $src" >&2
+    local stage
+    stage=$(stage_to "$out")
+    LDFLAGS="-X k8s.io/dns/pkg/version.VERSION=$v" src_build "$src" "$stage" ./cmd/node-cache
+    check_version "$stage/node-cache" "Starting node-cache image: $v" -h
+    keep "$stage" "$out"
+  fi
+  sums "$out/node-cache"
+}
+
+# cluster-proportional-autoscaler, kubespray's dns-autoscaler, from its
+# source tree (the Go module proxy does not serve it at kubespray's
+# version): build/cluster-proportional-autoscaler/vV/. Its own build sets
+# pkg/version.Version, a variable the package does not have; VERSION is
+# what --version prints.
+cluster_proportional_autoscaler() {
+  local v=v${1#v} src m=github.com/kubernetes-sigs/cluster-proportional-autoscaler
+  local out=$DIR/build/cluster-proportional-autoscaler/$v
+  src=$(src_tree "$CPA_SRC" "$v" cluster-proportional-autoscaler)
+  if [[ ! -x $out/cluster-proportional-autoscaler ]]; then
+    echo "artefacts: building cluster-proportional-autoscaler $v from $src" >&2
+    local stage
+    stage=$(stage_to "$out")
+    LDFLAGS="-X $m/pkg/version.VERSION=$v" src_build "$src" "$stage" ./cmd/cluster-proportional-autoscaler
+    check_version "$stage/cluster-proportional-autoscaler" "$v" --version
+    keep "$stage" "$out"
+  fi
+  sums "$out/cluster-proportional-autoscaler"
+}
+
 # Kubernetes' own pause.c (build/pause/linux in k8s.io/kubernetes), built
 # as its Makefile does.
 pause() {
@@ -573,8 +747,9 @@ YAML
 }
 
 case ${1:-} in
-  etcd | kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel) need; "$@" ;;
-  metrics-server | local-path-provisioner | flannel-cni-plugin) need; f=${1//-/_}; shift; "$f" "$@" ;;
+  etcd | kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel | calico) need; "$@" ;;
+  metrics-server | local-path-provisioner | flannel-cni-plugin | node-cache | cluster-proportional-autoscaler)
+    need; f=${1//-/_}; shift; "$f" "$@" ;;
   cluster) need; shift; cluster "$@" ;;
   *) sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 2 ;;
 esac
