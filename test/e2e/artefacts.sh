@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds, from Go modules (from source trees under ../shared where the
-# proxy serves none; runit from Debian's package), what
+# proxy serves none; nginx and runit from Debian's packages), what
 # kubespray downloads, at the versions a release pins, into a files_repo
 # tree laid out as kubespray's offline variables expect
 # ({{ files_repo }}/github.com/etcd-io/etcd/releases/...),
@@ -35,6 +35,8 @@
 #   artefacts.sh node-cache VERSION               node-cache/V/node-cache (../shared/k8s-dns-src/V)
 #   artefacts.sh cluster-proportional-autoscaler VERSION
 #                                                 cluster-proportional-autoscaler/vV/ (../shared/cpa-src/vV)
+#   artefacts.sh nginx TAG                        nginx/TAG/root/: Debian's nginx and stream module with
+#                                                 their libraries, for kubespray's nginx_image_tag TAG
 #   artefacts.sh cluster [RELEASE [KUBE]]  all of the above at the versions set below for
 #                           kubespray RELEASE (v2.31.0, the default, or v2.30.0), then
 #                           prints the inventory variables that make kubespray take
@@ -574,6 +576,110 @@ cluster_proportional_autoscaler() {
   sums "$out/cluster-proportional-autoscaler"
 }
 
+# nginx for kubespray's nginx-proxy (each worker's local load balancer to
+# the API servers), from Debian's packages: nginx, its stream module and
+# the libraries they link or load, unpacked into build/nginx/TAG/root/ (TAG the
+# image tag kubespray pulls, as for the flannel CNI plugin; root.debs says
+# which versions). Debian builds the stream module kubespray's nginx.conf
+# uses as a dynamic module (--with-stream=dynamic), and that nginx.conf
+# loads no module: the image's command adds NGINX_GLOBALS, as the upstream
+# image's adds "daemon off;". Checked in that root: nginx -t refuses a
+# conf rendered from kubespray's template without them and accepts it
+# with them.
+NGINX_GLOBALS="daemon off; load_module /usr/lib/nginx/modules/ngx_stream_module.so;"
+nginx() {
+  local tag=$1
+  local out=$DIR/build/nginx/$tag
+  if [[ ! -x $out/root/usr/sbin/nginx ]]; then
+    echo "artefacts: nginx for the $tag image from Debian's packages" >&2
+    local stage root said
+    stage=$(stage_to "$out")
+    root=$stage/root
+    # libgcc-s1: glibc loads libgcc_s with dlopen when a thread exits, and
+    # kubespray's conf turns nginx's thread pool on (aio threads); without
+    # it each worker aborts when it stops.
+    debroot "$root" nginx libnginx-mod-stream libc6 libcrypt1 libpcre2-8-0 libssl3 zlib1g libgcc-s1
+    compgen -G "$root/*lib/x86_64-linux-gnu/libgcc_s.so.1" >/dev/null ||
+      { echo "artefacts: libgcc-s1 left no libgcc_s.so.1 in $root" >&2; exit 1; }
+    said=$(in_root "$root" /usr/sbin/nginx -V 2>&1 || true)
+    [[ $said == *--with-stream=dynamic* && -f $root/usr/lib/nginx/modules/ngx_stream_module.so ]] ||
+      { echo "artefacts: Debian's nginx in $root has no dynamic stream module: $said" >&2; exit 1; }
+    # What nginx -t needs, as the image has it: its user (nobody, the
+    # built-in default), the temp path's parent, /run for its pid file.
+    mkdir -p "$root/etc/nginx" "$root/var/lib/nginx" "$root/var/log/nginx" "$root/run"
+    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' >"$root/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+    nginx_conf >"$root/etc/nginx/nginx.conf"
+    said=$(in_root "$root" /usr/sbin/nginx -t 2>&1 || true)
+    [[ $said == *'unknown directive "stream"'* ]] ||
+      { echo "artefacts: nginx -t without the stream module loaded did not refuse kubespray's conf: $said" >&2; exit 1; }
+    said=$(in_root "$root" /usr/sbin/nginx -t -g "$NGINX_GLOBALS" 2>&1 || true)
+    [[ $said == *"test is successful"* ]] ||
+      { echo "artefacts: nginx -t -g '$NGINX_GLOBALS' refuses kubespray's conf: $said" >&2; exit 1; }
+    keep "$stage" "$out"
+  fi
+  sums "$out/root/usr/sbin/nginx" "$out/root/usr/lib/nginx/modules/ngx_stream_module.so"
+}
+
+# kubespray v2.31.0's roles/kubernetes/node/templates/loadbalancer/nginx.conf.j2
+# rendered for one control plane at 192.0.2.11 (node1 of test/nodes),
+# kube_apiserver_port 6443, the sample inventory's
+# loadbalancer_apiserver_healthcheck_port 8081, IPv4 only.
+nginx_conf() {
+  cat <<'CONF'
+error_log stderr notice;
+
+worker_processes 2;
+worker_rlimit_nofile 130048;
+worker_shutdown_timeout 10s;
+
+events {
+  multi_accept on;
+  use epoll;
+  worker_connections 16384;
+}
+
+stream {
+  upstream kube_apiserver {
+    least_conn;
+    server 192.0.2.11:6443;
+    }
+
+  server {
+    listen        127.0.0.1:6443;
+    proxy_pass    kube_apiserver;
+    proxy_timeout 10m;
+    proxy_connect_timeout 1s;
+  }
+}
+
+http {
+  aio threads;
+  aio_write on;
+  tcp_nopush on;
+  tcp_nodelay on;
+
+  keepalive_timeout 5m;
+  keepalive_requests 100;
+  reset_timedout_connection on;
+  server_tokens off;
+  autoindex off;
+
+  server {
+    listen 8081;
+    location /healthz {
+      access_log off;
+      return 200;
+    }
+    location /stub_status {
+      stub_status on;
+      access_log off;
+    }
+  }
+  }
+CONF
+}
+
 # Kubernetes' own pause.c (build/pause/linux in k8s.io/kubernetes), built
 # as its Makefile does.
 pause() {
@@ -747,7 +853,7 @@ YAML
 }
 
 case ${1:-} in
-  etcd | kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel | calico) need; "$@" ;;
+  etcd | kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel | calico | nginx) need; "$@" ;;
   metrics-server | local-path-provisioner | flannel-cni-plugin | node-cache | cluster-proportional-autoscaler)
     need; f=${1//-/_}; shift; "$f" "$@" ;;
   cluster) need; shift; cluster "$@" ;;
