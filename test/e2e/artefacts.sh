@@ -43,7 +43,11 @@
 #                           them offline (*_version, *_checksum) as YAML; KUBE is a
 #                           kube_version other than the release's default (v2.30.0
 #                           with 1.33.x: day 2's cluster two minors behind v2.31.0),
-#                           with the pause and coredns the release pins for its minor
+#                           with the pause and coredns the release pins for its minor.
+#                           The network plugin is flannel (its two images); with
+#                           E2E_CNI=calico (v2.31.0) it is kubespray's default, calico,
+#                           with nodelocaldns, dns-autoscaler and nginx, what the
+#                           release's defaults pull beside it, and calicoctl's checksum
 #
 # Installs jq, gcc, pkg-config and libseccomp-dev with apt-get when missing.
 # Each prints "path sha256:hex" per file (what the inventory's checksum
@@ -528,13 +532,12 @@ calico() {
   fi
   mkdir -p "$(dirname "$ctl")" "$(dirname "$crds")"
   ln -f "$out/calicoctl" "$ctl" 2>/dev/null || cp -f "$out/calicoctl" "$ctl"
-  cp -f "$src/manifests/crds.yaml" "$crds"
   local sum
-  sum=$(sums "$crds")
+  sum=$(sums "$src/manifests/crds.yaml")
   [[ $v != "v${CALICO_VERSION:-}" || ${sum#* } == "$CALICO_CRDS_CHECKSUM" ]] ||
-    { echo "artefacts: $crds is ${sum#* }, not kubespray's calico_crds_checksums entry for $v, $CALICO_CRDS_CHECKSUM" >&2; exit 1; }
-  sums "$ctl"
-  echo "$sum"
+    { echo "artefacts: $src/manifests/crds.yaml is ${sum#* }, not kubespray's calico_crds_checksums entry for $v, $CALICO_CRDS_CHECKSUM" >&2; exit 1; }
+  cp -f "$src/manifests/crds.yaml" "$crds"
+  sums "$ctl" "$crds"
   sums "$out"/{calico-node,calico,install,kube-controllers,check-status,wrapper}
 }
 
@@ -752,12 +755,18 @@ flannel_cni_plugin() {
 # lines of "variable value why".
 versions() { # release [kube_version]
   NOT_DEFAULT=()
+  # What E2E_CNI=calico adds (kubespray's default network plugin and the
+  # add-ons its defaults turn on), where a release has them set here.
+  CALICO_VERSION='' CALICO_CRDS_CHECKSUM='' NODELOCALDNS_VERSION='' DNSAUTOSCALER_VERSION='' NGINX_IMAGE_TAG=''
   case $1 in
     v2.31.0)
       KUBERNETES_VERSION=1.35.4 ETCD_VERSION=3.6.10 CONTAINERD_VERSION=2.2.3 RUNC_VERSION=1.4.2 CNI_VERSION=1.9.1
       CRICTL_VERSION=1.34.0 NERDCTL_VERSION=2.2.2 HELM_VERSION=3.18.4 PAUSE_VERSION=3.10.1 COREDNS_VERSION=1.12.4
       METRICS_SERVER_VERSION=0.8.0 LOCAL_PATH_PROVISIONER_VERSION=0.0.30 FLANNEL_VERSION=0.28.4
       FLANNEL_CNI_PLUGIN_VERSION=1.7.1-flannel1
+      # calico_crds_checksums.no_arch['3.31.5'] of roles/kubespray_defaults/vars/main/checksums.yml.
+      CALICO_VERSION=3.31.5 CALICO_CRDS_CHECKSUM=sha256:1d6d5e523f92ee1e8227a48c016229c668f94035431b82f19139affeb45dbeff
+      NODELOCALDNS_VERSION=1.25.0 DNSAUTOSCALER_VERSION=1.8.8 NGINX_IMAGE_TAG=1.28.2-alpine
       NOT_DEFAULT=(
         "crictl_version $CRICTL_VERSION default 1.35.0: sigs.k8s.io/cri-tools v1.35.0 is not on the Go module proxy."
         "metrics_server_version $METRICS_SERVER_VERSION default 0.8.1: sigs.k8s.io/metrics-server v0.8.1 is not on the Go module proxy."
@@ -800,12 +809,20 @@ sum_of() { # file lines...
 
 # Builds everything the release's cluster.yml downloads or pulls (default
 # v2.31.0), and prints the inventory variables that make it take them
-# offline.
+# offline. E2E_CNI picks the network plugin: flannel (the default) with
+# nodelocaldns, dns-autoscaler and the workers' nginx-proxy left to the
+# inventory to turn off, or calico, kubespray's default, with those three.
 cluster() { # [release [kube_version]]
-  local rel=${1:-v2.31.0}
+  local rel=${1:-v2.31.0} cni=${E2E_CNI:-flannel}
   versions "$rel" "${2:-}"
+  case $cni in
+    flannel) ;;
+    calico)
+      [[ -n $CALICO_VERSION ]] || { echo "artefacts: E2E_CNI=calico: no calico, nodelocaldns, dns-autoscaler and nginx set for kubespray $rel (v2.31.0 has them)" >&2; exit 2; } ;;
+    *) echo "artefacts: E2E_CNI=$cni: flannel (the default) or calico" >&2; exit 2 ;;
+  esac
   # Each build runs in this shell, so that a failed one stops here.
-  local t k e c r n cr nd h l
+  local t k e c r n cr nd h l ca=()
   t=$(mktemp -d)
   kubernetes "$KUBERNETES_VERSION" >"$t/k"
   etcd "$ETCD_VERSION" >"$t/e"
@@ -822,16 +839,33 @@ cluster() { # [release [kube_version]]
   coredns "$COREDNS_VERSION" >&2
   metrics_server "$METRICS_SERVER_VERSION" >&2
   local_path_provisioner "$LOCAL_PATH_PROVISIONER_VERSION" >&2
-  flannel "$FLANNEL_VERSION" >&2
-  flannel_cni_plugin "$FLANNEL_CNI_PLUGIN_VERSION" >&2
-  printf '%s\n' "${k[@]}" "${e[@]}" "${c[@]}" "${r[@]}" "${n[@]}" "${cr[@]}" "${nd[@]}" "${h[@]}" >&2
+  local plugin
+  if [[ $cni == flannel ]]; then
+    flannel "$FLANNEL_VERSION" >&2
+    flannel_cni_plugin "$FLANNEL_CNI_PLUGIN_VERSION" >&2
+    plugin="# flannel $FLANNEL_VERSION, flannel-cni $FLANNEL_CNI_PLUGIN_VERSION (built from github.com/containernetworking/plugins v0.9.1)."
+  else
+    t=$(mktemp -d)
+    calico "$CALICO_VERSION" >"$t/ca"
+    mapfile -t ca <"$t/ca"
+    rm -rf "$t"
+    node_cache "$NODELOCALDNS_VERSION" >&2
+    cluster_proportional_autoscaler "$DNSAUTOSCALER_VERSION" >&2
+    nginx "$NGINX_IMAGE_TAG" >&2
+    local ng
+    ng=$(awk '$1 == "nginx" { print $2 }' "$DIR/build/nginx/$NGINX_IMAGE_TAG/root.debs")
+    plugin="# calico $CALICO_VERSION (from its source tree; its crds.yaml is the one calico_crds_checksums names),
+# nodelocaldns $NODELOCALDNS_VERSION, dns-autoscaler $DNSAUTOSCALER_VERSION, nginx-proxy (E2E_CNI=calico);
+# the image kubespray pulls as nginx $NGINX_IMAGE_TAG is Debian's nginx $ng."
+  fi
+  printf '%s\n' "${k[@]}" "${e[@]}" "${c[@]}" "${r[@]}" "${n[@]}" "${cr[@]}" "${nd[@]}" "${h[@]}" "${ca[@]}" >&2
   local kdl=$FILES/dl.k8s.io/release/v$KUBERNETES_VERSION/bin/linux/$ARCH
   cat <<YAML
 # kubespray $rel inventory variables for the artefacts under $FILES
 # (files_repo) and $DIR/build (images); made by test/e2e/artefacts.sh cluster $rel.
 # The release's defaults for the rest: kube_version $KUBERNETES_VERSION, etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION,
 # runc $RUNC_VERSION, cni $CNI_VERSION, nerdctl $NERDCTL_VERSION, helm $HELM_VERSION, pause $PAUSE_VERSION, coredns $COREDNS_VERSION,
-# flannel $FLANNEL_VERSION, flannel-cni $FLANNEL_CNI_PLUGIN_VERSION (built from github.com/containernetworking/plugins v0.9.1).
+$plugin
 YAML
   for l in "${NOT_DEFAULT[@]}"; do
     # "variable value why..."
@@ -850,6 +884,8 @@ crictl_binary_checksum: "${cr[0]#* }"
 nerdctl_archive_checksum: "${nd[0]#* }"
 helm_archive_checksum: "${h[0]#* }"
 YAML
+  # calico's first line is calicoctl (files_repo), its second crds.yaml.
+  [[ $cni != calico ]] || echo "calicoctl_binary_checksum: \"${ca[0]#* }\""
 }
 
 case ${1:-} in
