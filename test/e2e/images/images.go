@@ -72,12 +72,13 @@ type debian struct {
 }
 
 // catalogue is every image an offline kubespray v2.31.0 cluster.yml pulls
-// with flannel, metrics-server and local-path-provisioner, plus the
+// with flannel or with its defaults (calico, nodelocaldns, dns-autoscaler,
+// the workers' nginx-proxy; artefacts.sh cluster with E2E_CNI=calico
+// builds them), with metrics-server and local-path-provisioner, plus the
 // verify probe, and etcd for etcd_deployment_type kubeadm (day 2's trap
 // that switches a running cluster to it; with the default host, kubespray
-// runs etcd from the binary). Not here: nodelocaldns (k8s-dns-node-cache;
-// k8s.io/dns is not on the Go module proxy, and its dummy interface needs
-// a kernel module the node machines lack).
+// runs etcd from the binary). An image whose binaries are not built is
+// skipped by push.
 var catalogue = []spec{
 	// kubelet's sandbox (containerd's sandbox_image); upstream runs 65535.
 	{Repo: "pause", Tag: "3.10.1", Var: "pod_infra", Component: "pause", Version: "3.10.1", Binary: "pause",
@@ -109,6 +110,70 @@ var catalogue = []spec{
 	// Its init container runs cp -f /flannel /opt/cni/bin/flannel.
 	{Repo: "flannel/flannel-cni-plugin", Tag: "v1.7.1-flannel1", Var: "flannel_init", Component: "flannel-cni-plugin", Version: "v1.7.1-flannel1", Binary: "flannel",
 		Path: "/flannel", Userland: true, Cmd: []string{"/flannel"}},
+	// calico-node's DaemonSet sets no command: the image's start_runit runs
+	// calico's rc.local (calico-node -startup, then the runit services it
+	// enables: felix, monitor-addresses, allocate-tunnel-addrs,
+	// node-status-reporter, cni; no BIRD with kubespray's VXLAN backend)
+	// and execs runsvdir. The probes run /bin/calico-node and the
+	// mount-bpffs init container calico-node from PATH; Debian's /bin is
+	// usr/bin. Not here: upstream's mountns (cgo), which only its eBPF data
+	// plane uses (mount-bpffs runs -best-effort), and BIRD.
+	{Repo: "calico/node", Tag: "v3.31.5", Var: "calico_node", Component: "calico", Version: "v3.31.5", Binary: "calico-node",
+		Path: "/usr/bin/calico-node", Userland: true, Cmd: []string{"start_runit"},
+		Env:    []string{"SVDIR=/etc/service/enabled"},
+		Files:  []file{{Path: "/", Source: "node-filesystem", Tree: true}},
+		Debian: &debian{Root: "runit", Programs: []string{"runsvdir", "runsv", "sv", "svlogd", "chpst"}}},
+	// Its init containers run /opt/cni/bin/calico-ipam -upgrade and
+	// /opt/cni/bin/install, which copies the other files of /opt/cni/bin to
+	// the host; calico-ipam is calico by another name, as upstream links
+	// it. Upstream's image also carries calico's builds of host-local,
+	// loopback, portmap, tuning and flannel, which install would copy over
+	// the ones kubespray's CNI archive put there.
+	{Repo: "calico/cni", Tag: "v3.31.5", Var: "calico_cni", Component: "calico", Version: "v3.31.5", Binary: "calico",
+		Path: "/opt/cni/bin/calico", Cmd: []string{"/opt/cni/bin/install"},
+		Env:        []string{"PATH=/opt/cni/bin:" + strings.TrimPrefix(envPath, "PATH=")},
+		Files:      []file{{Path: "/opt/cni/bin/install", Source: "install"}, {Path: "/opt/cni/bin/calico-ipam", Link: "./calico"}},
+		WorkingDir: "/opt/cni/bin"},
+	// kube-controllers runs as 999 (kubespray's Deployment says
+	// runAsNonRoot), through wrapper, which restarts it when it asks to, and
+	// rewrites /status/status.json, which check-status reads for the
+	// probes: that file (and the profiles it writes on a signal) is 999's.
+	{Repo: "calico/kube-controllers", Tag: "v3.31.5", Var: "calico_policy", Component: "calico", Version: "v3.31.5", Binary: "kube-controllers",
+		Path: "/usr/bin/kube-controllers", Entrypoint: []string{"/usr/bin/wrapper", "/usr/bin/kube-controllers"}, User: "999",
+		Files: []file{
+			{Path: "/usr/bin/check-status", Source: "check-status"},
+			{Path: "/usr/bin/wrapper", Source: "wrapper"},
+			{Path: "/status", Dir: true, Mode: 0o755},
+			{Path: "/status/status.json", Mode: 0o644, Owner: 999},
+			{Path: "/profiles", Dir: true, Mode: 0o755},
+			{Path: "/profiles/mem.pprof", Mode: 0o644, Owner: 999},
+			{Path: "/profiles/cpu.pprof", Mode: 0o644, Owner: 999},
+		}},
+	// nodelocaldns: the DaemonSet passes arguments only; node-cache runs
+	// iptables for its NOTRACK rules.
+	{Repo: "dns/k8s-dns-node-cache", Tag: "1.25.0", Var: "nodelocaldns", Component: "node-cache", Version: "1.25.0", Binary: "node-cache",
+		Path: "/node-cache", Userland: true, Entrypoint: []string{"/node-cache"}},
+	// dns-autoscaler: the Deployment's command is
+	// /cluster-proportional-autoscaler; upstream is distroless nonroot.
+	{Repo: "cpa/cluster-proportional-autoscaler", Tag: "v1.8.8", Var: "dnsautoscaler", Component: "cluster-proportional-autoscaler",
+		Version: "v1.8.8", Binary: "cluster-proportional-autoscaler", Path: "/cluster-proportional-autoscaler",
+		Entrypoint: []string{"/cluster-proportional-autoscaler"}, User: "65532", Env: []string{"HOME=/"}},
+	// The workers' nginx-proxy, a static pod that mounts kubespray's
+	// nginx.conf over /etc/nginx and sets no command: Debian's nginx under
+	// kubespray's tag (nginx has no Go source), with the temp, log and pid
+	// directories it builds in. Its stream module is a dynamic one that
+	// conf does not load, so the command loads it beside upstream's
+	// "daemon off;" (artefacts.sh's NGINX_GLOBALS, with which nginx -t
+	// accepts kubespray's conf and without which it does not); glibc loads
+	// libgcc_s when one of the threads that conf turns on exits.
+	{Repo: "library/nginx", Tag: "1.28.2-alpine", Var: "nginx", Component: "nginx", Version: "1.28.2-alpine",
+		Debian: &debian{Root: "root", Programs: []string{"nginx"}, Dirs: []string{"/usr/lib/nginx/modules"}, Libs: []string{"libgcc_s.so.1"}},
+		Files: []file{
+			{Path: "/var/lib/nginx", Dir: true, Mode: 0o755},
+			{Path: "/var/log/nginx", Dir: true, Mode: 0o755},
+			{Path: "/run", Dir: true, Mode: 0o755},
+		},
+		Cmd: []string{"nginx", "-g", "daemon off; load_module /usr/lib/nginx/modules/ngx_stream_module.so;"}},
 	// kubeadm's etcd static pod runs etcd from PATH; the server binary of
 	// the etcd release archive (artefacts.sh etcd).
 	{Repo: "coreos/etcd", Tag: "v3.6.10", Var: "etcd", Component: "etcd", Version: "v3.6.10", Binary: "etcd",
