@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds, from Go modules, what kubespray downloads, at the versions a
-# release pins, into a files_repo tree laid out as kubespray's offline
-# variables expect ({{ files_repo }}/github.com/etcd-io/etcd/releases/...),
+# Builds, from Go modules (from source trees under ../shared where the
+# proxy serves none; nginx and runit from Debian's packages), what
+# kubespray downloads, at the versions a release pins, into a files_repo
+# tree laid out as kubespray's offline variables expect
+# ({{ files_repo }}/github.com/etcd-io/etcd/releases/...),
 # and the binaries its images run into build/<component>/<version>/, all
 # cached under $LAYERCHECK_E2E_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/layercheck/e2e).
 # An artefact already built is kept.
@@ -25,13 +27,27 @@
 #   artefacts.sh local-path-provisioner VERSION   local-path-provisioner/vV/local-path-provisioner
 #   artefacts.sh flannel VERSION                  flannel/vV/flanneld
 #   artefacts.sh flannel-cni-plugin VERSION       flannel-cni-plugin/vV/flannel
+#   artefacts.sh calico VERSION                   calico/vV/{calico-node,calico,install,kube-controllers,
+#                           check-status,wrapper,calicoctl}, node-filesystem/ (calico's rc.local,
+#                           runit services, start_runit) and runit/ (Debian's runit), from
+#                           ../shared/calico-src/vV; into files_repo calicoctl-linux-amd64 and
+#                           raw/vV/manifests/crds.yaml, as kubespray's offline.yml names them
+#   artefacts.sh node-cache VERSION               node-cache/V/node-cache (../shared/k8s-dns-src/V)
+#   artefacts.sh cluster-proportional-autoscaler VERSION
+#                                                 cluster-proportional-autoscaler/vV/ (../shared/cpa-src/vV)
+#   artefacts.sh nginx TAG                        nginx/TAG/root/: Debian's nginx and stream module with
+#                                                 their libraries, for kubespray's nginx_image_tag TAG
 #   artefacts.sh cluster [RELEASE [KUBE]]  all of the above at the versions set below for
 #                           kubespray RELEASE (v2.31.0, the default, or v2.30.0), then
 #                           prints the inventory variables that make kubespray take
 #                           them offline (*_version, *_checksum) as YAML; KUBE is a
 #                           kube_version other than the release's default (v2.30.0
 #                           with 1.33.x: day 2's cluster two minors behind v2.31.0),
-#                           with the pause and coredns the release pins for its minor
+#                           with the pause and coredns the release pins for its minor.
+#                           The network plugin is flannel (its two images); with
+#                           E2E_CNI=calico (v2.31.0) it is kubespray's default, calico,
+#                           with nodelocaldns, dns-autoscaler and nginx, what the
+#                           release's defaults pull beside it, and calicoctl's checksum
 #
 # Installs jq, gcc, pkg-config and libseccomp-dev with apt-get when missing.
 # Each prints "path sha256:hex" per file (what the inventory's checksum
@@ -400,6 +416,273 @@ helm_build() { # stage
   install -m 0644 "$src/LICENSE" "$src/README.md" "$dir/"
 }
 
+# The source trees of what the Go module proxy does not serve, under
+# ../shared beside this checkout: calico (LAYERCHECK_CALICO_SRC),
+# k8s.io/dns (LAYERCHECK_K8S_DNS_SRC) and cluster-proportional-autoscaler
+# (LAYERCHECK_CPA_SRC), each with one directory per version.
+SHARED_SRC=$(cd "$(dirname "$0")/../../.." && pwd)/shared
+CALICO_SRC=${LAYERCHECK_CALICO_SRC:-$SHARED_SRC/calico-src}
+K8S_DNS_SRC=${LAYERCHECK_K8S_DNS_SRC:-$SHARED_SRC/k8s-dns-src}
+CPA_SRC=${LAYERCHECK_CPA_SRC:-$SHARED_SRC/cpa-src}
+
+# Builds main packages of a source tree into out, static, from a writable
+# copy under $DIR/src (the trees are read-only; -mod=mod fills go.sum from
+# the proxy), removed afterwards (and by the next build after a failed
+# one). EDITS (go mod edit flags) are applied to the copy's go.mod first;
+# LDFLAGS is appended to -s -w. Each package is named after its last path
+# element.
+src_build() { # src out pkg...
+  local src=$1 out=$2 copy; shift 2
+  copy=$DIR/src/$(basename "$(dirname "$src")")-${src##*/}
+  rm -rf "$copy" && mkdir -p "$copy" "$out"
+  cp -r "$src/." "$copy" && chmod -R u+w "$copy"
+  (
+    cd "$copy"
+    # shellcheck disable=SC2086 # EDITS is a list of flags
+    [[ -z ${EDITS:-} ]] || $GO mod edit $EDITS
+    CGO_ENABLED=0 GOOS=linux GOARCH=$ARCH $GO build -mod=mod -trimpath -ldflags="-s -w ${LDFLAGS:-}" -o "$out/" "$@"
+  )
+  rm -rf "$copy"
+}
+
+# The source tree SRC/VERSION, or a clear error naming what needs it.
+src_tree() { # src version what
+  [[ -d $1/$2 ]] || { echo "artefacts: $3 $2 is built from its source tree $1/$2, which is not there (the Go module proxy does not serve it)" >&2; exit 1; }
+  echo "$1/$2"
+}
+
+# Runs a command chrooted in root (needs root, as the e2e runs do).
+in_root() { # root command...
+  ((EUID == 0)) || { echo "artefacts: running $2 in the Debian root $1 needs root (chroot)" >&2; exit 1; }
+  chroot "$@"
+}
+
+# Unpacks the Debian packages (apt-get download, dpkg-deb -x: the
+# candidates of this host's apt sources) into root as dpkg lays them out,
+# and lists them ("package version") in root.debs. apt's lists are
+# refreshed once when a package is not found.
+debroot() { # root package...
+  local root=$1 tmp d; shift
+  tmp=$(mktemp -d)
+  if ! (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$@" >/dev/null 2>&1); then
+    echo "artefacts: refreshing apt's package lists for $*" >&2
+    apt-get update -qq
+    (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$@" >/dev/null) ||
+      { echo "artefacts: apt-get download $* failed" >&2; exit 1; }
+  fi
+  mkdir -p "$root"
+  for d in "$tmp"/*.deb; do
+    dpkg-deb -x "$d" "$root"
+    # shellcheck disable=SC2016 # dpkg-deb's fields, not the shell's
+    dpkg-deb --show --showformat='${Package} ${Version}\n' "$d"
+  done >"$root.debs"
+  rm -rf "$tmp"
+}
+
+# calico, kubespray's default network plugin, from its source tree (the Go
+# module proxy does not serve github.com/projectcalico/calico), into
+# build/calico/vV/: calico-node; the CNI plugin calico (also calico-ipam,
+# by its name) and its installer install; kube-controllers with the
+# check-status its probes run and the wrapper its image starts it with;
+# calicoctl. For the calico/node image also node-filesystem/ (calico's
+# rc.local, runit services and start_runit, laid out as its Dockerfile
+# copies them) and runit/ (Debian's runit, which start_runit execs, with
+# its libc). files_repo gets calicoctl-linux-ARCH and manifests/crds.yaml
+# at the paths kubespray's offline.yml names; crds.yaml is calico's own,
+# which kubespray's calico_crds_checksums accepts unchanged (checked
+# against CALICO_CRDS_CHECKSUM for the release's CALICO_VERSION).
+calico() {
+  local v=v${1#v} m=github.com/projectcalico/calico
+  local out=$DIR/build/calico/$v src
+  local ctl=$FILES/github.com/projectcalico/calico/releases/download/$v/calicoctl-linux-$ARCH
+  local crds=$FILES/github.com/projectcalico/calico/raw/$v/manifests/crds.yaml
+  src=$(src_tree "$CALICO_SRC" "$v" calico)
+  if [[ ! -x $out/calico-node ]]; then
+    echo "artefacts: building calico $v from $src (minutes)" >&2
+    local stage edits p said
+    stage=$(stage_to "$out")
+    # The proxy refuses k8s.io/kubernetes v1.33.10 and several k8s.io/*
+    # v0.33.10 that calico's go.mod names: v1.33.13 and v0.33.13. That
+    # bump lets -mod=mod raise sigs.k8s.io/knftables to v0.0.21, whose
+    # New felix/nftables does not compile against: kept at v0.0.18.
+    edits=$($GO mod edit -json "$src/go.mod" | jq -r --arg from v0.33.10 --arg to v0.33.13 '
+      (.Require[]? | select((.Path | startswith("k8s.io/")) and .Version == $from) | "-require=\(.Path)@\($to)"),
+      (.Replace[]? | select((.New.Path | startswith("k8s.io/")) and .New.Version == $from) | "-replace=\(.Old.Path)=\(.New.Path)@\($to)")')
+    EDITS="$edits -require=k8s.io/kubernetes@v1.33.13 -replace=sigs.k8s.io/knftables=sigs.k8s.io/knftables@v0.0.18" \
+      LDFLAGS="-X $m/pkg/buildinfo.Version=$v" src_build "$src" "$stage" ./node/cmd/calico-node ./cni-plugin/cmd/calico \
+      ./cni-plugin/cmd/install ./kube-controllers/cmd/kube-controllers ./kube-controllers/cmd/check-status \
+      ./kube-controllers/cmd/wrapper ./calicoctl/calicoctl
+    check_version "$stage/calico-node" "$v" -v
+    check_version "$stage/calico" "$v" -v
+    check_version "$stage/kube-controllers" "$v" -version
+    check_version "$stage/calicoctl" "Client Version:    $v" version
+    mkdir -p "$stage/node-filesystem/usr/sbin"
+    cp -r "$src/node/filesystem/etc" "$stage/node-filesystem/"
+    cp "$src"/node/filesystem/sbin/* "$stage/node-filesystem/usr/sbin/"
+    chmod -R u+w "$stage/node-filesystem"
+    [[ -x $stage/node-filesystem/usr/sbin/start_runit && -e $stage/node-filesystem/etc/rc.local ]] ||
+      { echo "artefacts: calico $v's node/filesystem has no sbin/start_runit or etc/rc.local" >&2; exit 1; }
+    debroot "$stage/runit" runit libc6
+    # Each runs in that root: with no arguments it prints its usage.
+    for p in runsvdir runsv sv svlogd chpst; do
+      said=$(in_root "$stage/runit" "/usr/bin/$p" 2>&1 || true)
+      [[ $said == *"usage: "* ]] || { echo "artefacts: runit's $p does not run in its root $stage/runit: $said" >&2; exit 1; }
+    done
+    keep "$stage" "$out"
+  fi
+  mkdir -p "$(dirname "$ctl")" "$(dirname "$crds")"
+  ln -f "$out/calicoctl" "$ctl" 2>/dev/null || cp -f "$out/calicoctl" "$ctl"
+  local sum
+  sum=$(sums "$src/manifests/crds.yaml")
+  [[ $v != "v${CALICO_VERSION:-}" || ${sum#* } == "$CALICO_CRDS_CHECKSUM" ]] ||
+    { echo "artefacts: $src/manifests/crds.yaml is ${sum#* }, not kubespray's calico_crds_checksums entry for $v, $CALICO_CRDS_CHECKSUM" >&2; exit 1; }
+  cp -f "$src/manifests/crds.yaml" "$crds"
+  sums "$ctl" "$crds"
+  sums "$out"/{calico-node,calico,install,kube-controllers,check-status,wrapper}
+}
+
+# node-cache, the binary of kubespray's nodelocaldns image
+# (k8s-dns-node-cache), from k8s.io/dns's source tree (the Go module proxy
+# does not serve k8s.io/dns): build/node-cache/V/node-cache.
+node_cache() {
+  local v=${1#v} src
+  local out=$DIR/build/node-cache/$v
+  src=$(src_tree "$K8S_DNS_SRC" "$v" node-cache)
+  if [[ ! -x $out/node-cache ]]; then
+    echo "artefacts: building node-cache $v from $src" >&2
+    local stage
+    stage=$(stage_to "$out")
+    LDFLAGS="-X k8s.io/dns/pkg/version.VERSION=$v" src_build "$src" "$stage" ./cmd/node-cache
+    check_version "$stage/node-cache" "Starting node-cache image: $v" -h
+    keep "$stage" "$out"
+  fi
+  sums "$out/node-cache"
+}
+
+# cluster-proportional-autoscaler, kubespray's dns-autoscaler, from its
+# source tree (the Go module proxy does not serve it at kubespray's
+# version): build/cluster-proportional-autoscaler/vV/. Its own build sets
+# pkg/version.Version, a variable the package does not have; VERSION is
+# what --version prints.
+cluster_proportional_autoscaler() {
+  local v=v${1#v} src m=github.com/kubernetes-sigs/cluster-proportional-autoscaler
+  local out=$DIR/build/cluster-proportional-autoscaler/$v
+  src=$(src_tree "$CPA_SRC" "$v" cluster-proportional-autoscaler)
+  if [[ ! -x $out/cluster-proportional-autoscaler ]]; then
+    echo "artefacts: building cluster-proportional-autoscaler $v from $src" >&2
+    local stage
+    stage=$(stage_to "$out")
+    LDFLAGS="-X $m/pkg/version.VERSION=$v" src_build "$src" "$stage" ./cmd/cluster-proportional-autoscaler
+    check_version "$stage/cluster-proportional-autoscaler" "$v" --version
+    keep "$stage" "$out"
+  fi
+  sums "$out/cluster-proportional-autoscaler"
+}
+
+# nginx for kubespray's nginx-proxy (each worker's local load balancer to
+# the API servers), from Debian's packages: nginx, its stream module and
+# the libraries they link or load, unpacked into build/nginx/TAG/root/ (TAG the
+# image tag kubespray pulls, as for the flannel CNI plugin; root.debs says
+# which versions). Debian builds the stream module kubespray's nginx.conf
+# uses as a dynamic module (--with-stream=dynamic), and that nginx.conf
+# loads no module: the image's command adds NGINX_GLOBALS, as the upstream
+# image's adds "daemon off;". Checked in that root: nginx -t refuses a
+# conf rendered from kubespray's template without them and accepts it
+# with them.
+NGINX_GLOBALS="daemon off; load_module /usr/lib/nginx/modules/ngx_stream_module.so;"
+nginx() {
+  local tag=$1
+  local out=$DIR/build/nginx/$tag
+  if [[ ! -x $out/root/usr/sbin/nginx ]]; then
+    echo "artefacts: nginx for the $tag image from Debian's packages" >&2
+    local stage root said
+    stage=$(stage_to "$out")
+    root=$stage/root
+    # libgcc-s1: glibc loads libgcc_s with dlopen when a thread exits, and
+    # kubespray's conf turns nginx's thread pool on (aio threads); without
+    # it each worker aborts when it stops.
+    debroot "$root" nginx libnginx-mod-stream libc6 libcrypt1 libpcre2-8-0 libssl3 zlib1g libgcc-s1
+    compgen -G "$root/*lib/x86_64-linux-gnu/libgcc_s.so.1" >/dev/null ||
+      { echo "artefacts: libgcc-s1 left no libgcc_s.so.1 in $root" >&2; exit 1; }
+    said=$(in_root "$root" /usr/sbin/nginx -V 2>&1 || true)
+    [[ $said == *--with-stream=dynamic* && -f $root/usr/lib/nginx/modules/ngx_stream_module.so ]] ||
+      { echo "artefacts: Debian's nginx in $root has no dynamic stream module: $said" >&2; exit 1; }
+    # What nginx -t needs, as the image has it: its user (nobody, the
+    # built-in default), the temp path's parent, /run for its pid file.
+    mkdir -p "$root/etc/nginx" "$root/var/lib/nginx" "$root/var/log/nginx" "$root/run"
+    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' >"$root/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+    nginx_conf >"$root/etc/nginx/nginx.conf"
+    said=$(in_root "$root" /usr/sbin/nginx -t 2>&1 || true)
+    [[ $said == *'unknown directive "stream"'* ]] ||
+      { echo "artefacts: nginx -t without the stream module loaded did not refuse kubespray's conf: $said" >&2; exit 1; }
+    said=$(in_root "$root" /usr/sbin/nginx -t -g "$NGINX_GLOBALS" 2>&1 || true)
+    [[ $said == *"test is successful"* ]] ||
+      { echo "artefacts: nginx -t -g '$NGINX_GLOBALS' refuses kubespray's conf: $said" >&2; exit 1; }
+    keep "$stage" "$out"
+  fi
+  sums "$out/root/usr/sbin/nginx" "$out/root/usr/lib/nginx/modules/ngx_stream_module.so"
+}
+
+# kubespray v2.31.0's roles/kubernetes/node/templates/loadbalancer/nginx.conf.j2
+# rendered for one control plane at 192.0.2.11 (node1 of test/nodes),
+# kube_apiserver_port 6443, the sample inventory's
+# loadbalancer_apiserver_healthcheck_port 8081, IPv4 only.
+nginx_conf() {
+  cat <<'CONF'
+error_log stderr notice;
+
+worker_processes 2;
+worker_rlimit_nofile 130048;
+worker_shutdown_timeout 10s;
+
+events {
+  multi_accept on;
+  use epoll;
+  worker_connections 16384;
+}
+
+stream {
+  upstream kube_apiserver {
+    least_conn;
+    server 192.0.2.11:6443;
+    }
+
+  server {
+    listen        127.0.0.1:6443;
+    proxy_pass    kube_apiserver;
+    proxy_timeout 10m;
+    proxy_connect_timeout 1s;
+  }
+}
+
+http {
+  aio threads;
+  aio_write on;
+  tcp_nopush on;
+  tcp_nodelay on;
+
+  keepalive_timeout 5m;
+  keepalive_requests 100;
+  reset_timedout_connection on;
+  server_tokens off;
+  autoindex off;
+
+  server {
+    listen 8081;
+    location /healthz {
+      access_log off;
+      return 200;
+    }
+    location /stub_status {
+      stub_status on;
+      access_log off;
+    }
+  }
+  }
+CONF
+}
+
 # Kubernetes' own pause.c (build/pause/linux in k8s.io/kubernetes), built
 # as its Makefile does.
 pause() {
@@ -472,12 +755,18 @@ flannel_cni_plugin() {
 # lines of "variable value why".
 versions() { # release [kube_version]
   NOT_DEFAULT=()
+  # What E2E_CNI=calico adds (kubespray's default network plugin and the
+  # add-ons its defaults turn on), where a release has them set here.
+  CALICO_VERSION='' CALICO_CRDS_CHECKSUM='' NODELOCALDNS_VERSION='' DNSAUTOSCALER_VERSION='' NGINX_IMAGE_TAG=''
   case $1 in
     v2.31.0)
       KUBERNETES_VERSION=1.35.4 ETCD_VERSION=3.6.10 CONTAINERD_VERSION=2.2.3 RUNC_VERSION=1.4.2 CNI_VERSION=1.9.1
       CRICTL_VERSION=1.34.0 NERDCTL_VERSION=2.2.2 HELM_VERSION=3.18.4 PAUSE_VERSION=3.10.1 COREDNS_VERSION=1.12.4
       METRICS_SERVER_VERSION=0.8.0 LOCAL_PATH_PROVISIONER_VERSION=0.0.30 FLANNEL_VERSION=0.28.4
       FLANNEL_CNI_PLUGIN_VERSION=1.7.1-flannel1
+      # calico_crds_checksums.no_arch['3.31.5'] of roles/kubespray_defaults/vars/main/checksums.yml.
+      CALICO_VERSION=3.31.5 CALICO_CRDS_CHECKSUM=sha256:1d6d5e523f92ee1e8227a48c016229c668f94035431b82f19139affeb45dbeff
+      NODELOCALDNS_VERSION=1.25.0 DNSAUTOSCALER_VERSION=1.8.8 NGINX_IMAGE_TAG=1.28.2-alpine
       NOT_DEFAULT=(
         "crictl_version $CRICTL_VERSION default 1.35.0: sigs.k8s.io/cri-tools v1.35.0 is not on the Go module proxy."
         "metrics_server_version $METRICS_SERVER_VERSION default 0.8.1: sigs.k8s.io/metrics-server v0.8.1 is not on the Go module proxy."
@@ -520,12 +809,20 @@ sum_of() { # file lines...
 
 # Builds everything the release's cluster.yml downloads or pulls (default
 # v2.31.0), and prints the inventory variables that make it take them
-# offline.
+# offline. E2E_CNI picks the network plugin: flannel (the default) with
+# nodelocaldns, dns-autoscaler and the workers' nginx-proxy left to the
+# inventory to turn off, or calico, kubespray's default, with those three.
 cluster() { # [release [kube_version]]
-  local rel=${1:-v2.31.0}
+  local rel=${1:-v2.31.0} cni=${E2E_CNI:-flannel}
   versions "$rel" "${2:-}"
+  case $cni in
+    flannel) ;;
+    calico)
+      [[ -n $CALICO_VERSION ]] || { echo "artefacts: E2E_CNI=calico: no calico, nodelocaldns, dns-autoscaler and nginx set for kubespray $rel (v2.31.0 has them)" >&2; exit 2; } ;;
+    *) echo "artefacts: E2E_CNI=$cni: flannel (the default) or calico" >&2; exit 2 ;;
+  esac
   # Each build runs in this shell, so that a failed one stops here.
-  local t k e c r n cr nd h l
+  local t k e c r n cr nd h l ca=()
   t=$(mktemp -d)
   kubernetes "$KUBERNETES_VERSION" >"$t/k"
   etcd "$ETCD_VERSION" >"$t/e"
@@ -542,16 +839,33 @@ cluster() { # [release [kube_version]]
   coredns "$COREDNS_VERSION" >&2
   metrics_server "$METRICS_SERVER_VERSION" >&2
   local_path_provisioner "$LOCAL_PATH_PROVISIONER_VERSION" >&2
-  flannel "$FLANNEL_VERSION" >&2
-  flannel_cni_plugin "$FLANNEL_CNI_PLUGIN_VERSION" >&2
-  printf '%s\n' "${k[@]}" "${e[@]}" "${c[@]}" "${r[@]}" "${n[@]}" "${cr[@]}" "${nd[@]}" "${h[@]}" >&2
+  local plugin
+  if [[ $cni == flannel ]]; then
+    flannel "$FLANNEL_VERSION" >&2
+    flannel_cni_plugin "$FLANNEL_CNI_PLUGIN_VERSION" >&2
+    plugin="# flannel $FLANNEL_VERSION, flannel-cni $FLANNEL_CNI_PLUGIN_VERSION (built from github.com/containernetworking/plugins v0.9.1)."
+  else
+    t=$(mktemp -d)
+    calico "$CALICO_VERSION" >"$t/ca"
+    mapfile -t ca <"$t/ca"
+    rm -rf "$t"
+    node_cache "$NODELOCALDNS_VERSION" >&2
+    cluster_proportional_autoscaler "$DNSAUTOSCALER_VERSION" >&2
+    nginx "$NGINX_IMAGE_TAG" >&2
+    local ng
+    ng=$(awk '$1 == "nginx" { print $2 }' "$DIR/build/nginx/$NGINX_IMAGE_TAG/root.debs")
+    plugin="# calico $CALICO_VERSION (from its source tree; its crds.yaml is the one calico_crds_checksums names),
+# nodelocaldns $NODELOCALDNS_VERSION, dns-autoscaler $DNSAUTOSCALER_VERSION, nginx-proxy (E2E_CNI=calico);
+# the image kubespray pulls as nginx $NGINX_IMAGE_TAG is Debian's nginx $ng."
+  fi
+  printf '%s\n' "${k[@]}" "${e[@]}" "${c[@]}" "${r[@]}" "${n[@]}" "${cr[@]}" "${nd[@]}" "${h[@]}" "${ca[@]}" >&2
   local kdl=$FILES/dl.k8s.io/release/v$KUBERNETES_VERSION/bin/linux/$ARCH
   cat <<YAML
 # kubespray $rel inventory variables for the artefacts under $FILES
 # (files_repo) and $DIR/build (images); made by test/e2e/artefacts.sh cluster $rel.
 # The release's defaults for the rest: kube_version $KUBERNETES_VERSION, etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION,
 # runc $RUNC_VERSION, cni $CNI_VERSION, nerdctl $NERDCTL_VERSION, helm $HELM_VERSION, pause $PAUSE_VERSION, coredns $COREDNS_VERSION,
-# flannel $FLANNEL_VERSION, flannel-cni $FLANNEL_CNI_PLUGIN_VERSION (built from github.com/containernetworking/plugins v0.9.1).
+$plugin
 YAML
   for l in "${NOT_DEFAULT[@]}"; do
     # "variable value why..."
@@ -570,11 +884,14 @@ crictl_binary_checksum: "${cr[0]#* }"
 nerdctl_archive_checksum: "${nd[0]#* }"
 helm_archive_checksum: "${h[0]#* }"
 YAML
+  # calico's first line is calicoctl (files_repo), its second crds.yaml.
+  [[ $cni != calico ]] || echo "calicoctl_binary_checksum: \"${ca[0]#* }\""
 }
 
 case ${1:-} in
-  etcd | kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel) need; "$@" ;;
-  metrics-server | local-path-provisioner | flannel-cni-plugin) need; f=${1//-/_}; shift; "$f" "$@" ;;
+  etcd | kubernetes | containerd | runc | cni | crictl | nerdctl | helm | pause | coredns | flannel | calico | nginx) need; "$@" ;;
+  metrics-server | local-path-provisioner | flannel-cni-plugin | node-cache | cluster-proportional-autoscaler)
+    need; f=${1//-/_}; shift; "$f" "$@" ;;
   cluster) need; shift; cluster "$@" ;;
   *) sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 2 ;;
 esac

@@ -19,16 +19,29 @@ import (
 // it sets addresses and routes over netlink, not with ip) and cp in its
 // install-cni init container; the CNI plugin's init container cp; the
 // local-path-provisioner's helper pod /bin/sh on scripts that mkdir, rm
-// and chmod.
+// and chmod; node-cache iptables (its NOTRACK rules). calico-node: its
+// start_runit and rc.local run env, cat, which, mkdir, cp and rm; felix
+// picks the iptables backend by running iptables-legacy-save and
+// iptables-nft-save (environment.FindBestBinary) and then runs that
+// backend's save and restore, ipset for its sets, conntrack to delete
+// flows, modprobe for nf_conntrack_proto_sctp. It sets links and routes
+// over netlink; only its eBPF data plane runs ip (and bpftool), and
+// kubespray's default is iptables. The node machines' root has all of
+// these (test/nodes/nodes.sh installs iproute2, iptables, ipset, conntrack
+// and kmod).
 var debianUserland = userland{
 	required: []string{
-		"sh", "cp", "mkdir", "rm", "chmod",
+		"sh", "cp", "mkdir", "rm", "chmod", "cat", "env", "which",
 		"iptables", "iptables-save", "iptables-restore",
 		"ip6tables", "ip6tables-save", "ip6tables-restore",
+		"iptables-legacy", "iptables-legacy-save", "iptables-legacy-restore",
+		"ip6tables-legacy", "ip6tables-legacy-save", "ip6tables-legacy-restore",
+		"iptables-nft", "iptables-nft-save", "iptables-nft-restore",
+		"ip6tables-nft", "ip6tables-nft-save", "ip6tables-nft-restore",
+		"ipset", "conntrack", "modprobe",
 	},
 	optional: []string{
-		"cat", "ls", "ln", "mv", "touch",
-		"conntrack", "ipset", "nft",
+		"ls", "ln", "mv", "touch", "nft",
 	},
 	// xtables extensions are dlopen'd by name, never in DT_NEEDED.
 	dirs: []string{"/usr/lib/x86_64-linux-gnu/xtables"},
@@ -40,10 +53,11 @@ var debianUserland = userland{
 var mergedUsr = []string{"/bin", "/sbin", "/lib", "/lib64"}
 
 // userland names the programs a base layer holds: required ones must be
-// in the root filesystem, optional ones are taken when present, and dirs
-// are copied whole.
+// in the root filesystem, optional ones are taken when present, dirs are
+// copied whole, and libs are libraries no program names but one loads with
+// dlopen (found as ld.so finds a DT_NEEDED one).
 type userland struct {
-	required, optional, dirs []string
+	required, optional, dirs, libs []string
 }
 
 // binDirs are searched in PATH order for a program; libDirs for a
@@ -208,6 +222,15 @@ func (u userland) layer(rootfs string) (*layer, error) {
 			if err := c.copyFile(p); err != nil {
 				return nil, fmt.Errorf("%s: %w", n, err)
 			}
+		}
+	}
+	for _, n := range u.libs {
+		lib, err := c.findLib(n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		if err := c.copyFile(lib); err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
 		}
 	}
 	for _, d := range u.dirs {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -50,8 +51,13 @@ func tinyBinary(t *testing.T) string {
 	return bin
 }
 
-// fakeBuildDir lays bin out as every binary the catalogue wants, except
-// those in missing.
+// treeFile is what fakeBuildDir puts in each tree of Files, below the
+// tree.
+const treeFile = "etc/tree-file"
+
+// fakeBuildDir lays bin out as every binary the catalogue wants (its own,
+// its Files' and its Debian root's programs, modules and libraries), and a
+// tree holding treeFile for each tree, except for the images in missing.
 func fakeBuildDir(t *testing.T, bin string, missing ...string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -59,11 +65,7 @@ func fakeBuildDir(t *testing.T, bin string, missing ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range catalogue {
-		p := s.binary(dir)
-		if p == "" || slices.Contains(missing, s.Repo) {
-			continue
-		}
+	put := func(p string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +73,96 @@ func fakeBuildDir(t *testing.T, bin string, missing ...string) string {
 			t.Fatal(err)
 		}
 	}
+	for _, s := range catalogue {
+		if slices.Contains(missing, s.Repo) {
+			continue
+		}
+		if p := s.binary(dir); p != "" {
+			put(p)
+		}
+		for _, f := range s.Files {
+			switch {
+			case f.Tree:
+				put(filepath.Join(s.built(dir, f.Source), treeFile))
+			case f.Source != "":
+				put(s.built(dir, f.Source))
+			}
+		}
+		if d := s.Debian; d != nil {
+			root := s.built(dir, d.Root)
+			for _, p := range d.Programs {
+				put(filepath.Join(root, "usr", "bin", p))
+			}
+			for _, m := range d.Dirs {
+				put(filepath.Join(root, m, "module.so"))
+			}
+			for _, l := range d.Libs {
+				put(filepath.Join(root, "usr", "lib", "x86_64-linux-gnu", l))
+			}
+		}
+	}
 	return dir
+}
+
+// checkFiles checks that the image (hdrs, extracted at root) holds each of
+// s's Files and its Debian root's programs, modules and libraries as the
+// spec says, bin being what fakeBuildDir wrote for each.
+func checkFiles(t *testing.T, s spec, hdrs map[string]*tar.Header, root string, bin []byte) {
+	t.Helper()
+	file := func(p string, mode int64) {
+		t.Helper()
+		h := hdrs[p]
+		if h == nil || h.Typeflag != tar.TypeReg || (mode != 0 && h.Mode&0o7777 != mode) || h.Uid != 0 {
+			t.Errorf("%s: header %+v, want a root-owned file", p, h)
+			return
+		}
+		if got, err := os.ReadFile(filepath.Join(root, p)); err != nil || !bytes.Equal(got, bin) {
+			t.Errorf("%s: not the built file (%v)", p, err)
+		}
+	}
+	for _, f := range s.Files {
+		h := hdrs[f.Path]
+		switch {
+		case f.Tree:
+			file(path.Join(f.Path, treeFile), 0o644)
+		case f.Source != "":
+			file(f.Path, 0o644)
+		case f.Link != "":
+			if h == nil || h.Typeflag != tar.TypeSymlink || h.Linkname != f.Link {
+				t.Errorf("%s: header %+v, want a link to %s", f.Path, h, f.Link)
+			}
+		default:
+			typ := byte(tar.TypeReg)
+			if f.Dir {
+				typ = tar.TypeDir
+			}
+			if h == nil || h.Typeflag != typ || h.Mode&0o7777 != int64(f.Mode) || h.Uid != f.Owner || h.Gid != f.Owner {
+				t.Errorf("%s: header %+v, want type %c mode %o owner %d", f.Path, h, typ, f.Mode, f.Owner)
+			}
+		}
+	}
+	if d := s.Debian; d != nil {
+		in := &rootfsCopier{root: root, l: newLayer()}
+		for _, p := range d.Programs {
+			if found, ok := in.findProgram(p); !ok {
+				t.Errorf("%s: not in the image's PATH directories", p)
+			} else if real, err := in.resolve(found); err != nil {
+				t.Errorf("%s: %v", found, err)
+			} else {
+				file(real, 0)
+			}
+		}
+		for _, m := range d.Dirs {
+			file(path.Join(m, "module.so"), 0)
+		}
+		for _, l := range d.Libs {
+			if p, err := in.findLib(l); err != nil {
+				t.Errorf("%s: %v", l, err)
+			} else {
+				file(p, 0)
+			}
+		}
+	}
 }
 
 // registry is distribution serving a temp dir on 127.0.0.1:0, counting
@@ -143,6 +234,12 @@ func extract(t *testing.T, ref string, dir string) map[string]*tar.Header {
 	if mt, err := img.MediaType(); err != nil || mt != types.OCIManifestSchema1 {
 		t.Errorf("%s: manifest media type %q, %v; want %s", ref, mt, err, types.OCIManifestSchema1)
 	}
+	return extractImage(t, ref, img, dir)
+}
+
+// extractImage is extract for an image at hand; what names it in errors.
+func extractImage(t *testing.T, what string, img v1.Image, dir string) map[string]*tar.Header {
+	t.Helper()
 	rc := mutate.Extract(img)
 	defer rc.Close()
 	tr := tar.NewReader(rc)
@@ -153,7 +250,7 @@ func extract(t *testing.T, ref string, dir string) map[string]*tar.Header {
 			break
 		}
 		if err != nil {
-			t.Fatalf("%s: %v", ref, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		hdrs["/"+strings.TrimSuffix(h.Name, "/")] = h
 		p := filepath.Join(dir, h.Name)
@@ -173,7 +270,7 @@ func extract(t *testing.T, ref string, dir string) map[string]*tar.Header {
 			}
 		}
 		if err != nil {
-			t.Fatalf("%s: %s: %v", ref, h.Name, err)
+			t.Fatalf("%s: %s: %v", what, h.Name, err)
 		}
 	}
 	return hdrs
@@ -215,8 +312,12 @@ func TestPushPullAndPushAgain(t *testing.T) {
 			if !slices.Equal(cf.Config.Entrypoint, s.Entrypoint) || !slices.Equal(cf.Config.Cmd, s.Cmd) {
 				t.Errorf("entrypoint %q cmd %q, want %q %q", cf.Config.Entrypoint, cf.Config.Cmd, s.Entrypoint, s.Cmd)
 			}
-			if !slices.Equal(cf.Config.Env, []string{envPath}) || cf.Config.User != s.User || cf.Config.WorkingDir != "/" {
-				t.Errorf("env %q user %q workdir %q", cf.Config.Env, cf.Config.User, cf.Config.WorkingDir)
+			workdir := s.WorkingDir
+			if workdir == "" {
+				workdir = "/"
+			}
+			if !slices.Equal(cf.Config.Env, s.env()) || cf.Config.User != s.User || cf.Config.WorkingDir != workdir {
+				t.Errorf("env %q user %q workdir %q, want %q %q %q", cf.Config.Env, cf.Config.User, cf.Config.WorkingDir, s.env(), s.User, workdir)
 			}
 			root := t.TempDir()
 			hdrs := extract(t, s.ref(reg.addr), root)
@@ -238,6 +339,7 @@ func TestPushPullAndPushAgain(t *testing.T) {
 					t.Errorf("%s: not the built binary (%v)", s.Path, err)
 				}
 			}
+			checkFiles(t, s, hdrs, root, want)
 			if s.Userland {
 				// The same programs resolve, with every library they need,
 				// inside the image alone.
@@ -247,6 +349,15 @@ func TestPushPullAndPushAgain(t *testing.T) {
 				checkELFClosure(t, root, hdrs)
 				if h := hdrs["/bin"]; h == nil || h.Linkname != "usr/bin" {
 					t.Errorf("/bin is %+v, want Debian's link to usr/bin", h)
+				}
+				// No layer above the userland makes a directory of a
+				// merged-/usr link, which would hide what is behind it.
+				for _, p := range mergedUsr {
+					if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSymlink != 0 {
+						if h := hdrs[p]; h == nil || h.Typeflag != tar.TypeSymlink {
+							t.Errorf("%s is %+v in the image, a link on this host", p, h)
+						}
+					}
 				}
 				runInRoot(t, root)
 			} else if hdrs["/usr/bin/cp"] != nil {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -29,6 +30,7 @@ type entry struct {
 	link   string // symlink target, as the source has it
 	source string // host file the content is read from
 	data   []byte // or the content itself
+	owner  int    // uid and gid; 0 for root
 }
 
 // layer collects entries by name and writes them as one tar in name order.
@@ -64,7 +66,50 @@ func (l *layer) file(name, src string) error {
 	return nil
 }
 
-// tar writes the layer: sorted names, root-owned, fixed mtimes.
+// tree adds the host directory src at name, whole: its directories and
+// regular files with their permission bits, and its symlinks as they are.
+func (l *layer) tree(name, src string) error {
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s: not a directory", src)
+	}
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		n := path.Join(name, filepath.ToSlash(rel))
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			l.add(entry{name: n, link: target})
+		case d.IsDir():
+			if n == "/" {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			l.add(entry{name: n, mode: info.Mode().Perm(), dir: true})
+		default:
+			return l.file(n, p)
+		}
+		return nil
+	})
+}
+
+// tar writes the layer: sorted names, root-owned unless an entry says
+// otherwise, fixed mtimes.
 func (l *layer) tar(w io.Writer) error {
 	names := make([]string, 0, len(l.entries))
 	for n := range l.entries {
@@ -78,7 +123,7 @@ func (l *layer) tar(w io.Writer) error {
 		if e.mode&fs.ModeSticky != 0 {
 			mode |= 0o1000
 		}
-		h := &tar.Header{Name: n[1:], Mode: mode, ModTime: epoch, Format: tar.FormatPAX}
+		h := &tar.Header{Name: n[1:], Mode: mode, Uid: e.owner, Gid: e.owner, ModTime: epoch, Format: tar.FormatPAX}
 		switch {
 		case e.dir:
 			h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"

@@ -13,11 +13,13 @@
 // push assembles each image from the binaries the artefacts build leaves in
 // DIR/<component>/<version>/ (test/e2e/artefacts.sh) and, for the images
 // that exec more than their own binary (kube-proxy, flannel, the CNI
-// plugin's init container, local-path-provisioner's helper pod), a base
-// layer of userland copied out of the node machines' Debian root
-// filesystem. It skips, with a line on stderr, an image whose binary is
-// absent, leaves alone an image the registry already holds with the same
-// digest, and prints one line per image: pushed|unchanged REF@DIGEST SIZE.
+// plugin's init container, local-path-provisioner's helper pod,
+// calico-node, node-cache), a base layer of userland copied out of the
+// node machines' Debian root filesystem; runit (calico-node) and nginx
+// come from roots the artefacts build unpacked from Debian's packages. It
+// skips, with a line on stderr, an image whose binaries are absent, leaves
+// alone an image the registry already holds with the same digest, and
+// prints one line per image: pushed|unchanged REF@DIGEST SIZE.
 //
 // 192.0.2.1 exists only inside the lab network namespace of
 // test/nodes/nodes.sh, so both run there (the host cannot reach it):
@@ -37,11 +39,13 @@
 // and local_path_provisioner_version to 0.0.30 (the versions the artefacts
 // build; v2.31.0's defaults are 0.8.1 and 0.0.32), and tells containerd the
 // registry is plain HTTP (an http:// containerd_registries_mirrors entry).
-// It turns off what is not built (names_shared_test.go's notPulled):
-// kube_network_plugin: flannel, enable_nodelocaldns: false,
-// enable_dns_autoscaler: false (k8s.io/dns and
-// sigs.k8s.io/cluster-proportional-autoscaler are not on the Go module
-// proxy) and loadbalancer_apiserver_localhost: false (no nginx image).
+// The flannel cluster sets kube_network_plugin: flannel,
+// enable_nodelocaldns: false, enable_dns_autoscaler: false and
+// loadbalancer_apiserver_localhost: false; with artefacts.sh cluster's
+// E2E_CNI=calico, calico's, nodelocaldns', dns-autoscaler's and nginx's
+// images are built too, for kubespray's defaults. What neither builds is
+// turned off by kubespray's own defaults (names_shared_test.go's
+// notPulled).
 package main
 
 import (

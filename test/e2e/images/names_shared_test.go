@@ -198,6 +198,8 @@ func TestNamesAreKubespraysOwn(t *testing.T) {
 	vars["kube_version"] = kubeVersion
 	vars["kube_major_version"] = kubeVersion[:strings.LastIndex(kubeVersion, ".")]
 	vars["etcd_version"] = defaultEtcdVersion(t)
+	// calico_version: the first amd64 key of calicoctl_binary_checksums.
+	vars["calico_version"] = checksumVersions(t, "calicoctl_binary_checksums")[0]
 	for k, v := range offlineInventory {
 		vars[k] = v
 	}
@@ -241,33 +243,24 @@ func TestNamesAreKubespraysOwn(t *testing.T) {
 
 // notPulled is every container image in kubespray v2.31.0's downloads that
 // the catalogue does not build, with the inventory setting (or default)
-// that keeps cluster.yml from pulling it.
+// that keeps cluster.yml from pulling it. The flannel e2e inventory also
+// turns off calico's, nodelocaldns', dns-autoscaler's and nginx-proxy's
+// images, which the catalogue builds for a run of kubespray's defaults.
 var notPulled = map[string]string{
-	// kube_network_plugin: flannel; calico is the default and is not built.
-	"calico_node":              "kube_network_plugin: flannel",
-	"calico_cni":               "kube_network_plugin: flannel",
-	"calico_policy":            "kube_network_plugin: flannel",
-	"calico_typha":             "kube_network_plugin: flannel",
-	"calico_apiserver":         "kube_network_plugin: flannel",
-	"cilium":                   "kube_network_plugin: flannel",
-	"cilium_operator":          "kube_network_plugin: flannel",
-	"cilium_hubble_relay":      "cilium_enable_hubble: false (default)",
-	"cilium_hubble_certgen":    "cilium_enable_hubble: false (default)",
-	"cilium_hubble_ui":         "cilium_enable_hubble: false (default)",
-	"cilium_hubble_ui_backend": "cilium_enable_hubble: false (default)",
-	"cilium_hubble_envoy":      "cilium_enable_hubble: false (default)",
-	"multus":                   "kube_network_plugin_multus: false (default)",
-	"kube_ovn":                 "kube_network_plugin: flannel",
-	"kube_router":              "kube_network_plugin: flannel",
-	"kube-vip":                 "kube_vip_enabled: false (default)",
-	// No Go source: nginx is C, and Debian's nginx builds its stream module
-	// as a dynamic module that kubespray's nginx.conf does not load.
-	"nginx":   "loadbalancer_apiserver_localhost: false",
-	"haproxy": "loadbalancer_apiserver_localhost: false",
-	// k8s.io/dns and sigs.k8s.io/cluster-proportional-autoscaler are not
-	// on the Go module proxy.
-	"nodelocaldns":              "enable_nodelocaldns: false",
-	"dnsautoscaler":             "enable_dns_autoscaler: false",
+	"calico_typha":              "typha_enabled: false (default)",
+	"calico_apiserver":          "calico_apiserver_enabled: false (default)",
+	"cilium":                    "kube_network_plugin: calico (default) or flannel",
+	"cilium_operator":           "kube_network_plugin: calico (default) or flannel",
+	"cilium_hubble_relay":       "cilium_enable_hubble: false (default)",
+	"cilium_hubble_certgen":     "cilium_enable_hubble: false (default)",
+	"cilium_hubble_ui":          "cilium_enable_hubble: false (default)",
+	"cilium_hubble_ui_backend":  "cilium_enable_hubble: false (default)",
+	"cilium_hubble_envoy":       "cilium_enable_hubble: false (default)",
+	"multus":                    "kube_network_plugin_multus: false (default)",
+	"kube_ovn":                  "kube_network_plugin: calico (default) or flannel",
+	"kube_router":               "kube_network_plugin: calico (default) or flannel",
+	"kube-vip":                  "kube_vip_enabled: false (default)",
+	"haproxy":                   "loadbalancer_apiserver_type: nginx (default)",
 	"registry":                  "registry_enabled: false (default)",
 	"local_volume_provisioner":  "local_volume_provisioner_enabled: false (default)",
 	"ingress_alb_controller":    "ingress_alb_enabled: false (default)",
