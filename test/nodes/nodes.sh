@@ -12,6 +12,9 @@
 #   nodes.sh status    one line per node
 #   nodes.sh exec CMD  run CMD inside the lab namespace (where the nodes are)
 #   nodes.sh ssh NODE [CMD]  ssh to a node as the harness user
+#   nodes.sh nodelocaldns  on each running node, what kubespray's nodelocaldns
+#                      needs of a kernel without the dummy link type or
+#                      /proc/modules (see nodelocaldns_standin)
 #   nodes.sh rootfs    only build (or check) the cached root filesystem
 #
 # Up and down are idempotent; an `up` that fails tears down what it started.
@@ -315,6 +318,101 @@ up() {
   log "up: ${names[*]} on $NET.0/24 (lab namespace $LAB); inventory $RUN/hosts.ini"
 }
 
+# What kubespray's nodelocaldns (enable_nodelocaldns, its default) needs of
+# a kernel it was not made for, given to each running node; idempotent.
+#   - Without the dummy link type (CONFIG_DUMMY unset): node-cache (k8s.io/dns
+#     pkg/netif EnsureDummyDevice) puts nodelocaldns_ip on a link named
+#     nodelocaldns and makes that link, of type dummy, only when there is
+#     none of that name. The node gets a bridge of that name, which
+#     node-cache takes as it finds it (it only adds its address). node-cache
+#     deletes the link when it exits (TeardownNetworking; kubespray passes
+#     -skipteardown only with enable_nodelocaldns_secondary) and could not
+#     make it again here, so the unit layercheck-nodelocaldns-link.service
+#     puts it back, without an address, within a second. kubespray's
+#     preinstall checks the dummy module the link stands in for ("Check
+#     dummy module": modprobe dummy numdummies=0): /etc/modprobe.d
+#     installs it as /bin/true.
+#   - Without /proc/modules (no loadable-module support): Ansible's
+#     community.general.modprobe reads it before it runs modprobe and fails
+#     without it; Python on the node reads it as empty, as such a kernel has
+#     no module loaded.
+nodelocaldns_standin() {
+  local n r py d i names
+  need
+  mapfile -t names < <(running_nodes)
+  ((${#names[@]})) || die "no node is running (nodes.sh up first)"
+  local dummy=true
+  # The kernel's link types, tried in the lab namespace.
+  if ip -n "$LAB" link add lcdummytry type dummy 2>/dev/null; then
+    ip -n "$LAB" link del lcdummytry
+  else
+    dummy=false
+  fi
+  for n in "${names[@]}"; do
+    node_init "$n" >/dev/null || die "$n is not running"
+    r=$RUN/$n/root
+    if [[ ! -e /proc/modules ]]; then
+      py=
+      for d in "$r"/usr/lib/python3.[0-9]*; do [[ -d $d ]] && py=${d##*/}; done
+      [[ -n $py ]] || die "$n: no Python 3 under /usr/lib"
+      mkdir -p "$r/usr/local/lib/$py/dist-packages"
+      cat >"$r/usr/local/lib/$py/dist-packages/layercheck_proc_modules.py" <<'PY'
+"""Written by test/nodes/nodes.sh: this kernel has no loadable-module support
+and so no /proc/modules, which Ansible's community.general.modprobe reads
+before it runs modprobe, and fails without. Here it reads as empty: no
+module is loaded."""
+import builtins
+import os
+
+if not os.path.exists("/proc/modules"):
+    _open = builtins.open
+
+    def _open_proc_modules(file, *args, **kwargs):
+        if file == "/proc/modules":
+            return _open(os.devnull, *args, **kwargs)
+        return _open(file, *args, **kwargs)
+
+    builtins.open = _open_proc_modules
+PY
+      echo "import layercheck_proc_modules" >"$r/usr/local/lib/$py/dist-packages/layercheck_proc_modules.pth"
+    fi
+    $dummy && continue
+    mkdir -p "$r/etc/modprobe.d"
+    printf '%s\n' "# Written by test/nodes/nodes.sh: a bridge named nodelocaldns stands in for the dummy link node-cache makes (no dummy link type in this kernel)." \
+      "install dummy /bin/true" >"$r/etc/modprobe.d/layercheck-nodelocaldns.conf"
+    cat >"$r/etc/systemd/system/layercheck-nodelocaldns-link.service" <<'UNIT'
+# Written by test/nodes/nodes.sh: this kernel has no dummy link type, so
+# node-cache (kubespray's nodelocaldns) cannot make the link it puts its
+# address on; it takes one of that name as it finds it, and deletes it when
+# it exits.
+[Unit]
+Description=A link named nodelocaldns for node-cache (no dummy link type in this kernel)
+
+[Service]
+ExecStart=/bin/sh -c 'while :; do ip link show nodelocaldns >/dev/null 2>&1 || ip link add nodelocaldns type bridge; sleep 1; done'
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+    ip netns exec "$LAB" ssh -F none -i "$DIR/ssh/id_ed25519" -o BatchMode=yes -o ConnectTimeout=5 \
+      -o UserKnownHostsFile="$RUN/known_hosts" -o StrictHostKeyChecking=yes "$USER_NAME@$(node_ip "$n")" \
+      'sudo -n systemctl daemon-reload && sudo -n systemctl enable --now layercheck-nodelocaldns-link.service' >/dev/null ||
+      die "$n: could not start layercheck-nodelocaldns-link.service"
+  done
+  if $dummy; then
+    log "nodelocaldns: this kernel makes dummy links, node-cache makes its own"
+    return 0
+  fi
+  for n in "${names[@]}"; do
+    for ((i = 0; i < 20; i++)); do
+      ip -n "$P-$n" link show nodelocaldns >/dev/null 2>&1 && break
+      sleep 0.5
+    done
+    ip -n "$P-$n" link show nodelocaldns >/dev/null 2>&1 || die "$n: no link nodelocaldns 10 s after its unit started"
+  done
+  log "nodelocaldns: a bridge named nodelocaldns on ${names[*]}, kept by layercheck-nodelocaldns-link.service"
+}
+
 node_down() {
   local n=$1 d=$RUN/$1 init pid i cg
   pid=$(cat "$d/nspawn.pid" 2>/dev/null || true)
@@ -369,5 +467,6 @@ case "$cmd" in
     exec ip netns exec "$LAB" ssh -F none -i "$DIR/ssh/id_ed25519" -o BatchMode=yes \
       -o UserKnownHostsFile="$RUN/known_hosts" -o StrictHostKeyChecking=yes "$USER_NAME@$(node_ip "$n")" "$@" ;;
   inventory) echo "$RUN/hosts.ini" ;;
-  *) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  nodelocaldns) nodelocaldns_standin ;;
+  *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -105,6 +105,25 @@ func TestNodesUpDown(t *testing.T) {
 	assert.Contains(t, string(data), "node2 ansible_host=192.0.2.12")
 	assert.Contains(t, string(data), "StrictHostKeyChecking=yes")
 
+	// What kubespray's nodelocaldns needs of the kernel: its dummy module
+	// check passes; without the dummy link type a link named nodelocaldns
+	// is there and comes back when node-cache, exiting, deletes it.
+	out, err = sh(t, 2*time.Minute, "nodelocaldns")
+	require.NoError(t, err, out)
+	out, err = sh(t, time.Minute, "nodelocaldns")
+	require.NoError(t, err, "nodelocaldns is idempotent: %s", out)
+	for _, n := range []string{"node1", "node2"} {
+		out, err = sh(t, time.Minute, "ssh", n, "if sudo -n ip link add lctry type dummy 2>/dev/null; then sudo -n ip link del lctry; echo has-dummy; "+
+			"else ip -o link show nodelocaldns && sudo -n ip link del nodelocaldns && sleep 3 && ip -o link show nodelocaldns && echo link-back; fi; "+
+			"sudo -n modprobe dummy numdummies=0 && echo dummy-ok; python3 -c 'open(\"/proc/modules\").read()' && echo proc-modules-ok")
+		require.NoError(t, err, out)
+		if !strings.Contains(out, "has-dummy") {
+			assert.Contains(t, out, "link-back", "%s: the unit puts the link back", n)
+		}
+		assert.Contains(t, out, "dummy-ok", "%s: kubespray's Check dummy module runs modprobe dummy numdummies=0", n)
+		assert.Contains(t, out, "proc-modules-ok", "%s: community.general.modprobe reads /proc/modules first", n)
+	}
+
 	// up again: the same machines, not new ones.
 	before, _ := sh(t, time.Minute, "status")
 	out, err = sh(t, 5*time.Minute, "up", "2")
