@@ -251,80 +251,40 @@ func startRegistry(t *testing.T, bin, root, logFile string) string {
 // operators enable first are on.
 func writeClusterInventory(t *testing.T, dir, filesRepo, registry string, built map[string]any) string {
 	t.Helper()
-	groups := `
-[kube_control_plane]
-node1
-
-[etcd]
-node1
-
-[kube_node]
-node1
-node2
-node3
-
-[k8s_cluster:children]
-kube_control_plane
-kube_node
-`
-	return writeInventoryFiles(t, dir, nil, groups, clusterVars(t, filesRepo, registry, built))
+	return writeInventoryFiles(t, dir, nil, clusterGroups, clusterVars(t, filesRepo, registry, built))
 }
 
-// clusterVars are the e2e cluster's group_vars/all: kubespray offline from
-// the lab's files_repo and registry, the settings this machine forces
-// (each with its reason), the add-ons operators enable first, and the
-// artefacts' versions and checksums (built).
+// clusterVars are the flannel e2e cluster's group_vars/all (E2E_CNI=flannel,
+// and day 2's): kubespray offline from the lab's files_repo and registry,
+// the settings this machine forces (each with its reason), the add-ons
+// operators enable first, and the artefacts' versions and checksums
+// (built). kubespray's defaults are defaultsSettings'.
 func clusterVars(t *testing.T, filesRepo, registry string, built map[string]any) map[string]any {
 	t.Helper()
-	vars := map[string]any{
-		// Offline: kubespray's own offline variables
-		// (inventory/sample/group_vars/all/offline.yml).
-		"files_repo":              filesRepo,
-		"registry_host":           registry,
-		"kube_image_repo":         "{{ registry_host }}",
-		"gcr_image_repo":          "{{ registry_host }}",
-		"github_image_repo":       "{{ registry_host }}",
-		"docker_image_repo":       "{{ registry_host }}",
-		"quay_image_repo":         "{{ registry_host }}",
-		"kubeadm_download_url":    "{{ files_repo }}/dl.k8s.io/release/v{{ kube_version }}/bin/linux/{{ image_arch }}/kubeadm",
-		"kubectl_download_url":    "{{ files_repo }}/dl.k8s.io/release/v{{ kube_version }}/bin/linux/{{ image_arch }}/kubectl",
-		"kubelet_download_url":    "{{ files_repo }}/dl.k8s.io/release/v{{ kube_version }}/bin/linux/{{ image_arch }}/kubelet",
-		"cni_download_url":        "{{ files_repo }}/github.com/containernetworking/plugins/releases/download/v{{ cni_version }}/cni-plugins-linux-{{ image_arch }}-v{{ cni_version }}.tgz",
-		"crictl_download_url":     "{{ files_repo }}/github.com/kubernetes-sigs/cri-tools/releases/download/v{{ crictl_version }}/crictl-v{{ crictl_version }}-{{ ansible_system | lower }}-{{ image_arch }}.tar.gz",
-		"etcd_download_url":       "{{ files_repo }}/github.com/etcd-io/etcd/releases/download/v{{ etcd_version }}/etcd-v{{ etcd_version }}-linux-{{ image_arch }}.tar.gz",
-		"helm_download_url":       "{{ files_repo }}/get.helm.sh/helm-v{{ helm_version }}-linux-{{ image_arch }}.tar.gz",
-		"runc_download_url":       "{{ files_repo }}/github.com/opencontainers/runc/releases/download/v{{ runc_version }}/runc.{{ image_arch }}",
-		"containerd_download_url": "{{ files_repo }}/github.com/containerd/containerd/releases/download/v{{ containerd_version }}/containerd-{{ containerd_version }}-linux-{{ image_arch }}.tar.gz",
-		"nerdctl_download_url":    "{{ files_repo }}/github.com/containerd/nerdctl/releases/download/v{{ nerdctl_version }}/nerdctl-{{ nerdctl_version }}-{{ ansible_system | lower }}-{{ image_arch }}.tar.gz",
-		// The registry speaks plain HTTP, as many an offline mirror does.
-		"containerd_registries_mirrors": []any{map[string]any{
-			"prefix": registry,
-			"server": "http://" + registry,
-			"mirrors": []any{map[string]any{
-				"host": "http://" + registry, "capabilities": []string{"pull", "resolve"}, "skip_verify": true,
-			}},
-		}},
+	// Offline: kubespray's own offline variables
+	// (inventory/sample/group_vars/all/offline.yml), the registry's plain
+	// HTTP and the local-path helper image.
+	vars := settingsMap(offlineSettings(filesRepo, registry))
+	for k, v := range map[string]any{
 		"etcd_deployment_type": "host",
 		"container_manager":    "containerd",
-		// calico's images cannot be built here (github.com/projectcalico/calico
-		// is not served by the module proxy): flannel, vxlan backend.
+		// flannel, vxlan backend: the cluster of E2E_CNI=flannel and of day
+		// 2, first proven here before kubespray's defaults could be built.
 		"kube_network_plugin": "flannel",
 		// No IPVS in this kernel.
 		"kube_proxy_mode": "iptables",
 		// nf_conntrack_max cannot be set from a network namespace: leave it.
 		"kube_proxy_conntrack_max_per_core": 0,
 		"kube_proxy_conntrack_min":          0,
-		// The lab gateway is the nodes' only resolver; no dummy module for
-		// nodelocaldns's interface.
-		"upstream_dns_servers": []string{labGateway},
-		"enable_nodelocaldns":  false,
-		// Neither cluster-proportional-autoscaler nor nginx (the workers'
-		// localhost load balancer) can be built from Go modules here; the
-		// workers reach the API server at node1's address.
+		// The lab gateway is the nodes' only resolver. nodelocaldns,
+		// cluster-proportional-autoscaler and nginx (the workers' localhost
+		// load balancer) stay off in this cluster, as they were before
+		// E2E_CNI=calico could build them; the workers reach the API
+		// server at node1's address.
+		"upstream_dns_servers":             []string{labGateway},
+		"enable_nodelocaldns":              false,
 		"enable_dns_autoscaler":            false,
 		"loadbalancer_apiserver_localhost": false,
-		// kubespray's default helper repo is "busybox" (docker.io).
-		"local_path_provisioner_helper_image_repo": "{{ registry_host }}/library/busybox",
 		// This machine: cgroups v1, and no CAP_SYS_RESOURCE (the pause
 		// container's negative oom_score_adj would kill runc).
 		"kubelet_fail_cgroup_v1": false,
@@ -351,15 +311,14 @@ func clusterVars(t *testing.T, filesRepo, registry string, built map[string]any)
 		"helm_enabled":                   true,
 		// layercheck's workload probe, from the lab's registry.
 		"layercheck_cluster_probe_image": registry + "/e2e-test-images/agnhost:2.53",
+	} {
+		vars[k] = v
 	}
 	for k, v := range built {
 		vars[k] = v
 	}
 	return vars
 }
-
-// nodeEviction is kubelet's evictionHard on nodes whose disk is shared.
-var nodeEviction = map[string]string{"memory.available": "100Mi", "nodefs.available": "2%", "imagefs.available": "2%"}
 
 // hardNofile is the hard RLIMIT_NOFILE of this process, which the node
 // machines inherit, capped at kubespray's default (65535).
