@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/layercheck/layercheck/internal/fleet"
+	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/layercheck/layercheck/verify/node"
@@ -65,7 +66,8 @@ func TestKubesprayCluster(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ksDir, "cluster.yml")); err != nil {
 		t.Fatalf("kubespray %s: %v (the e2e runs kubespray from ../shared/kubespray-full)", r.Name, err)
 	}
-	res := &results{path: filepath.Join(repoRoot, "test", "e2e", clusterResultMD), cluster: true}
+	cni := clusterCNI(t)
+	res := &results{path: filepath.Join(repoRoot, "test", "e2e", clusterResultMD), cluster: true, cni: cni}
 	t.Cleanup(func() { res.write(t) })
 	logDir := filepath.Join(cacheDir, "logs", "cluster-"+r.Name)
 	_ = os.RemoveAll(logDir)
@@ -81,11 +83,16 @@ func TestKubesprayCluster(t *testing.T) {
 	rec.timed("ansible venv (requirements.txt)", func() { ensureVenv(t, r, ksDir, s.log("venv")) })
 
 	vars := map[string]any{}
-	rec.timed("artefacts: binaries from Go modules (artefacts.sh cluster)", func() {
+	var built []setting
+	rec.timed("artefacts: binaries from Go modules and source trees (E2E_CNI="+cni+" artefacts.sh cluster)", func() {
 		script := filepath.Join(repoRoot, "test", "e2e", "artefacts.sh")
-		out := stdoutOf(t, timeoutCluster, s.log("artefacts"), script, "cluster")
+		out := stdoutOf(t, timeoutCluster, s.log("artefacts"), []string{"E2E_CNI=" + cni}, script, "cluster")
 		if err := yaml.Unmarshal([]byte(out), &vars); err != nil {
 			t.Fatalf("artefacts.sh cluster printed no YAML: %v\n%s", err, out)
+		}
+		var err error
+		if built, err = artefactSettings(out); err != nil {
+			t.Fatal(err)
 		}
 	})
 	imagesBin := filepath.Join(cacheDir, "bin", "images")
@@ -114,6 +121,13 @@ func TestKubesprayCluster(t *testing.T) {
 			}
 		})
 	}
+	if cni == "calico" {
+		rec.timed("nodelocaldns: what it needs of this kernel on each node (nodes.sh nodelocaldns)", func() {
+			if out, err := run(t, timeoutNodes, s.log("nodes"), repoRoot, nil, nodesScript(), "nodelocaldns"); err != nil {
+				t.Fatalf("nodes.sh nodelocaldns: %v\n%s", err, out)
+			}
+		})
+	}
 	filesRepo := startFilesRepo(t, filepath.Join(cacheDir, "files"))
 	registry := startRegistry(t, imagesBin, filepath.Join(cacheDir, "registry"), s.log("registry"))
 	rec.timed("images pushed to the lab's registry", func() {
@@ -122,9 +136,20 @@ func TestKubesprayCluster(t *testing.T) {
 		if err != nil {
 			t.Fatalf("images push: %v\n%s", err, tail(out, 40))
 		}
+		// push skips, saying so, an image whose binaries are not built:
+		// the run would stop much later at its pull.
+		if missing := notPushed(out, clusterImages(cni)); len(missing) > 0 {
+			t.Fatalf("images push left out %s (E2E_CNI=%s artefacts.sh cluster builds them):\n%s", strings.Join(missing, ", "), cni, tail(out, 40))
+		}
 	})
 
-	s.inv = writeClusterInventory(t, s.work, filesRepo, registry, vars)
+	if cni == "flannel" {
+		s.inv = writeClusterInventory(t, s.work, filesRepo, registry, vars)
+	} else {
+		s.inv, res.settings = writeDefaultsInventory(t, s.work, ksDir, lab{
+			FilesRepo: filesRepo, Registry: registry, Resolver: labGateway, Nofile: hardNofile(t), Built: built,
+		})
+	}
 	facts := filepath.Join(s.work, "facts")
 	var out string
 	rec.timed("ansible-playbook cluster.yml playbooks/verify.yml (one command)", func() {
@@ -164,10 +189,15 @@ func TestKubesprayCluster(t *testing.T) {
 			t.Errorf("healthy cluster: layer %s is %s, want ok: %s", l, statusOf(lr), failing(lr))
 		}
 	}
+	if cni == "calico" {
+		defaultsHealthy(t, healthyYML, healthyCluster)
+		defaultsHealthy(t, reportsOf(healthyCLI), healthyCLI.Cluster)
+		rec.Notes = append(rec.Notes, workersThroughNginx(t)...)
+	}
 	sameVerdicts(t, "healthy", healthyYML, healthyCLI)
 	sameClusterVerdicts(t, "healthy", healthyCluster, healthyCLI.Cluster)
 
-	for _, b := range clusterBreaks() {
+	for _, b := range clusterBreaks(cni) {
 		found := &breakResult{Name: b.Name, Host: b.Host, Layer: b.Layer, Want: b.Status}
 		rec.Breaks = append(rec.Breaks, found)
 		ok := t.Run(strings.ReplaceAll(b.Name, " ", "_"), func(t *testing.T) {
@@ -194,14 +224,31 @@ func TestKubesprayCluster(t *testing.T) {
 	}
 }
 
-// stdoutOf runs a command and returns its standard output alone (its
-// standard error goes to the log).
-func stdoutOf(t *testing.T, timeout time.Duration, logFile, name string, args ...string) string {
+// clusterCNI is the e2e cluster's network plugin, E2E_CNI: calico, the
+// default, runs kubespray's defaults; flannel the cluster this e2e ran
+// before them.
+func clusterCNI(t *testing.T) string {
+	switch c := os.Getenv("E2E_CNI"); c {
+	case "", "calico":
+		return "calico"
+	case "flannel":
+		return "flannel"
+	default:
+		t.Fatalf("E2E_CNI=%s: calico (the default: kubespray's defaults) or flannel", c)
+		return ""
+	}
+}
+
+// stdoutOf runs a command, with env added to this process's environment,
+// and returns its standard output alone (its standard error goes to the
+// log).
+func stdoutOf(t *testing.T, timeout time.Duration, logFile string, env []string, name string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), env...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	_ = os.MkdirAll(filepath.Dir(logFile), 0o755)
@@ -252,6 +299,83 @@ func startRegistry(t *testing.T, bin, root, logFile string) string {
 func writeClusterInventory(t *testing.T, dir, filesRepo, registry string, built map[string]any) string {
 	t.Helper()
 	return writeInventoryFiles(t, dir, nil, clusterGroups, clusterVars(t, filesRepo, registry, built))
+}
+
+// writeDefaultsInventory writes the defaults cluster's inventory in dir:
+// the node harness's hosts, clusterGroups and kubespray's sample
+// group_vars with defaultsSettings applied; and, in dir/sample, the same
+// hosts and groups with the sample's group_vars as they are. It returns
+// the inventory and what differs between the two, read back from both;
+// a difference without a reason, a setting the sample already has, or a
+// variable kubespray does not define stops the test.
+func writeDefaultsInventory(t *testing.T, dir, ksDir string, l lab) (string, []difference) {
+	t.Helper()
+	hostsIni, err := os.ReadFile(filepath.Join(nodesDir(), "run", "hosts.ini"))
+	if err != nil {
+		t.Fatalf("the node harness wrote no inventory: %v", err)
+	}
+	settings := defaultsSettings(l)
+	inv, err := writeSampleInventory(ksDir, dir, hostsIni, clusterGroups, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample, err := writeSampleInventory(ksDir, filepath.Join(dir, "sample"), hostsIni, clusterGroups, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := kubespray.Bundled(clusterRelease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs, err := sampleDiff(sample, inv, []string{"node1", "node2", "node3"}, settings, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := checkDiff(diffs, settings, cat); len(bad) > 0 {
+		t.Fatalf("the defaults inventory %s against kubespray's sample:\n  %s", inv, strings.Join(bad, "\n  "))
+	}
+	return inv, diffs
+}
+
+// clusterImages are the images of the run's network plugin and add-ons,
+// repository names as the catalogue of test/e2e/images has them, that
+// push must have pushed (or found unchanged); the others are common to
+// both runs.
+func clusterImages(cni string) []string {
+	common := []string{"pause", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy",
+		"coredns/coredns", "metrics-server/metrics-server", "rancher/local-path-provisioner", "library/busybox",
+		"e2e-test-images/agnhost"}
+	if cni == "flannel" {
+		return append(common, "flannel/flannel", "flannel/flannel-cni-plugin")
+	}
+	return append(common, "calico/node", "calico/cni", "calico/kube-controllers", "dns/k8s-dns-node-cache",
+		"cpa/cluster-proportional-autoscaler", "library/nginx")
+}
+
+// notPushed lists the repositories of want with no "pushed REF@DIGEST" or
+// "unchanged REF@DIGEST" line in images push's output.
+func notPushed(out string, want []string) []string {
+	have := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || (f[0] != "pushed" && f[0] != "unchanged") {
+			continue
+		}
+		ref, _, _ := strings.Cut(f[1], "@")
+		// HOST:PORT/REPO:TAG
+		if _, repo, ok := strings.Cut(ref, "/"); ok {
+			if i := strings.LastIndex(repo, ":"); i > 0 {
+				have[repo[:i]] = true
+			}
+		}
+	}
+	var missing []string
+	for _, r := range want {
+		if !have[r] {
+			missing = append(missing, r)
+		}
+	}
+	return missing
 }
 
 // clusterVars are the flannel e2e cluster's group_vars/all (E2E_CNI=flannel,
@@ -407,67 +531,70 @@ func kubectl(args string) string {
 }
 
 // clusterBreaks are seeded one at a time on the healthy cluster; each is
-// mended before the next, except the last.
-func clusterBreaks() []brk {
-	return []brk{
-		{
-			Name: "control-plane taint left on node1, which is in kube_node",
-			Seed: func(t *testing.T, _ *stage) {
-				onNode(t, "node1", kubectl("taint node node1 node-role.kubernetes.io/control-plane=:NoSchedule --overwrite"))
-			},
-			Restore: func(t *testing.T, _ *stage) {
-				onNode(t, "node1", kubectl("taint node node1 node-role.kubernetes.io/control-plane:NoSchedule-"))
-			},
-			Host: "cluster", Layer: "nodes", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`^taints$`), Remedy: regexp.MustCompile(`kubectl taint`),
+// mended before the next, except the last. The flannel cluster has its
+// backend changed; kubespray's defaults (calico) have the others.
+func clusterBreaks(cni string) []brk {
+	taint := brk{
+		Name: "control-plane taint left on node1, which is in kube_node",
+		Seed: func(t *testing.T, _ *stage) {
+			onNode(t, "node1", kubectl("taint node node1 node-role.kubernetes.io/control-plane=:NoSchedule --overwrite"))
 		},
-		{
-			Name: "kubelet's resolvConf on node2 is a stub resolver",
-			Seed: func(t *testing.T, _ *stage) {
-				onNode(t, "node2", "echo 'nameserver 127.0.0.53' >/etc/layercheck-e2e-stub-resolv.conf && "+
-					"cp -p /etc/kubernetes/kubelet-config.yaml /etc/kubernetes/kubelet-config.yaml.e2e && "+
-					"sed -i 's|^resolvConf:.*|resolvConf: \"/etc/layercheck-e2e-stub-resolv.conf\"|' /etc/kubernetes/kubelet-config.yaml && systemctl restart kubelet")
-			},
-			Restore: func(t *testing.T, _ *stage) {
-				onNode(t, "node2", "mv /etc/kubernetes/kubelet-config.yaml.e2e /etc/kubernetes/kubelet-config.yaml && "+
-					"rm -f /etc/layercheck-e2e-stub-resolv.conf && systemctl restart kubelet")
-			},
-			Host: "node2", Layer: "dns", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`resolv_conf`), Remedy: regexp.MustCompile(`kube_resolv_conf`),
+		Restore: func(t *testing.T, _ *stage) {
+			onNode(t, "node1", kubectl("taint node node1 node-role.kubernetes.io/control-plane:NoSchedule-"))
 		},
-		{
-			Name:    "flannel's backend changed against the inventory",
-			Seed:    func(t *testing.T, _ *stage) { flannelBackend(t, "host-gw") },
-			Restore: func(t *testing.T, _ *stage) { flannelBackend(t, "vxlan") },
-			Host:    "cluster", Layer: "cni", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`^flannel_backend$`), Remedy: regexp.MustCompile(`flannel_backend_type`),
-		},
-		{
-			Name: "metrics-server scaled to 0",
-			Seed: func(t *testing.T, _ *stage) {
-				onNode(t, "node1", kubectl("-n kube-system scale deployment metrics-server --replicas=0"))
-				// The break is in place once the aggregator says so: until
-				// then one tool could see the APIService Available and the
-				// other not.
-				onNode(t, "node1", kubectl("wait --for=condition=Available=False apiservice/v1beta1.metrics.k8s.io --timeout=120s"))
-			},
-			Restore: func(t *testing.T, _ *stage) {
-				onNode(t, "node1", kubectl("-n kube-system scale deployment metrics-server --replicas=1")+" && "+
-					kubectl("-n kube-system rollout status deployment metrics-server --timeout=180s"))
-				waitMetrics(t)
-			},
-			Host: "cluster", Layer: "addons", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`metrics`), Remedy: regexp.MustCompile(`metrics`),
-		},
-		{
-			Name: "CoreDNS deleted",
-			Seed: func(t *testing.T, _ *stage) {
-				onNode(t, "node1", kubectl("-n kube-system delete deployment coredns --wait=true"))
-			},
-			Host: "cluster", Layer: "kube_system", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`coredns`), Remedy: regexp.MustCompile(`cluster.yml|coredns`),
-		},
+		Host: "cluster", Layer: "nodes", Status: verify.StatusFail,
+		Check: regexp.MustCompile(`^taints$`), Remedy: regexp.MustCompile(`kubectl taint`),
 	}
+	stub := brk{
+		Name: "kubelet's resolvConf on node2 is a stub resolver",
+		Seed: func(t *testing.T, _ *stage) {
+			onNode(t, "node2", "echo 'nameserver 127.0.0.53' >/etc/layercheck-e2e-stub-resolv.conf && "+
+				"cp -p /etc/kubernetes/kubelet-config.yaml /etc/kubernetes/kubelet-config.yaml.e2e && "+
+				"sed -i 's|^resolvConf:.*|resolvConf: \"/etc/layercheck-e2e-stub-resolv.conf\"|' /etc/kubernetes/kubelet-config.yaml && systemctl restart kubelet")
+		},
+		Restore: func(t *testing.T, _ *stage) {
+			onNode(t, "node2", "mv /etc/kubernetes/kubelet-config.yaml.e2e /etc/kubernetes/kubelet-config.yaml && "+
+				"rm -f /etc/layercheck-e2e-stub-resolv.conf && systemctl restart kubelet")
+		},
+		Host: "node2", Layer: "dns", Status: verify.StatusFail,
+		Check: regexp.MustCompile(`resolv_conf`), Remedy: regexp.MustCompile(`kube_resolv_conf`),
+	}
+	backend := brk{
+		Name:    "flannel's backend changed against the inventory",
+		Seed:    func(t *testing.T, _ *stage) { flannelBackend(t, "host-gw") },
+		Restore: func(t *testing.T, _ *stage) { flannelBackend(t, "vxlan") },
+		Host:    "cluster", Layer: "cni", Status: verify.StatusFail,
+		Check: regexp.MustCompile(`^flannel_backend$`), Remedy: regexp.MustCompile(`flannel_backend_type`),
+	}
+	metrics := brk{
+		Name: "metrics-server scaled to 0",
+		Seed: func(t *testing.T, _ *stage) {
+			onNode(t, "node1", kubectl("-n kube-system scale deployment metrics-server --replicas=0"))
+			// The break is in place once the aggregator says so: until
+			// then one tool could see the APIService Available and the
+			// other not.
+			onNode(t, "node1", kubectl("wait --for=condition=Available=False apiservice/v1beta1.metrics.k8s.io --timeout=120s"))
+		},
+		Restore: func(t *testing.T, _ *stage) {
+			onNode(t, "node1", kubectl("-n kube-system scale deployment metrics-server --replicas=1")+" && "+
+				kubectl("-n kube-system rollout status deployment metrics-server --timeout=180s"))
+			waitMetrics(t)
+		},
+		Host: "cluster", Layer: "addons", Status: verify.StatusFail,
+		Check: regexp.MustCompile(`metrics`), Remedy: regexp.MustCompile(`metrics`),
+	}
+	coredns := brk{
+		Name: "CoreDNS deleted",
+		Seed: func(t *testing.T, _ *stage) {
+			onNode(t, "node1", kubectl("-n kube-system delete deployment coredns --wait=true"))
+		},
+		Host: "cluster", Layer: "kube_system", Status: verify.StatusFail,
+		Check: regexp.MustCompile(`coredns`), Remedy: regexp.MustCompile(`cluster.yml|coredns`),
+	}
+	if cni == "flannel" {
+		return []brk{taint, stub, backend, metrics, coredns}
+	}
+	return []brk{taint, stub, metrics, coredns}
 }
 
 // flannelBackend sets the Backend.Type of flannel's net-conf.json in the

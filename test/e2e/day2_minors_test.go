@@ -37,7 +37,7 @@ func (d *day2) trapTwoMinors() {
 	rec := d.res.phase(d.from, "trap 9's cluster: "+day2From+" cluster.yml + verify.yml at Kubernetes "+day2OldKube+", on three new node machines")
 	var old map[string]any
 	rec.timed("artefacts: "+day2From+" at Kubernetes "+day2OldKube+" (artefacts.sh cluster "+day2From+" "+day2OldKube+")", func() {
-		out := stdoutOf(t, timeoutCluster, d.log("artefacts"), filepath.Join(repoRoot, "test", "e2e", "artefacts.sh"), "cluster", day2From, day2OldKube)
+		out := stdoutOf(t, timeoutCluster, d.log("artefacts"), flannelEnv, filepath.Join(repoRoot, "test", "e2e", "artefacts.sh"), "cluster", day2From, day2OldKube)
 		old = map[string]any{}
 		if err := yaml.Unmarshal([]byte(out), &old); err != nil {
 			t.Fatalf("artefacts.sh cluster %s %s printed no YAML: %v\n%s", day2From, day2OldKube, err, out)

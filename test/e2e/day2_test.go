@@ -99,7 +99,7 @@ func TestKubesprayDay2(t *testing.T) {
 			ensureVenv(t, r, filepath.Join(kubesprayDir, r.Name), d.log("venv"))
 		})
 		rec.timed("artefacts: "+r.Name+"'s binaries from Go modules (artefacts.sh cluster "+r.Name+")", func() {
-			out := stdoutOf(t, timeoutCluster, d.log("artefacts"), filepath.Join(repoRoot, "test", "e2e", "artefacts.sh"), "cluster", r.Name)
+			out := stdoutOf(t, timeoutCluster, d.log("artefacts"), flannelEnv, filepath.Join(repoRoot, "test", "e2e", "artefacts.sh"), "cluster", r.Name)
 			vars := map[string]any{}
 			if err := yaml.Unmarshal([]byte(out), &vars); err != nil {
 				t.Fatalf("artefacts.sh cluster %s printed no YAML: %v\n%s", r.Name, err, out)
@@ -108,7 +108,7 @@ func TestKubesprayDay2(t *testing.T) {
 		})
 	}
 	rec.timed("artefacts: etcd "+day2OldEtcd+" (trap 1)", func() {
-		out := stdoutOf(t, timeoutArtefacts, d.log("artefacts"), filepath.Join(repoRoot, "test", "e2e", "artefacts.sh"), "etcd", day2OldEtcd)
+		out := stdoutOf(t, timeoutArtefacts, d.log("artefacts"), nil, filepath.Join(repoRoot, "test", "e2e", "artefacts.sh"), "etcd", day2OldEtcd)
 		f := strings.Fields(lastLine(out))
 		if len(f) != 2 || !strings.HasPrefix(f[1], "sha256:") {
 			t.Fatalf("artefacts.sh etcd %s printed %q, not a path and its sha256", day2OldEtcd, lastLine(out))
@@ -186,6 +186,10 @@ func TestKubesprayDay2(t *testing.T) {
 	d.runTraps()
 	d.trapTwoMinors()
 }
+
+// flannelEnv: day 2 runs the flannel cluster (clusterVars), so its
+// artefacts are flannel's whatever E2E_CNI the caller exported.
+var flannelEnv = []string{"E2E_CNI=flannel"}
 
 // writeInv writes the operator's inventory for release r: node1 the
 // control plane and etcd, d.workers in kube_node, d.hosts listed, the

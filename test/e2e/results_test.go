@@ -25,6 +25,11 @@ type results struct {
 	// the whole cluster.yml (TestKubesprayCluster), not the etcd stage.
 	path    string
 	cluster bool
+	// cni is the cluster's network plugin (E2E_CNI); settings, for
+	// kubespray's defaults (calico), what the inventory sets that differs
+	// from kubespray's sample, and why.
+	cni      string
+	settings []difference
 	// day2: the run is TestKubesprayDay2: phases (releases with a title),
 	// the preflights and the trap table.
 	day2 bool
@@ -153,7 +158,8 @@ func (res *results) write(t *testing.T) {
 		fmt.Fprintf(&b, "# End-to-end results: kubespray's whole cluster.yml on node machines, then verify.yml in the same command\n\n")
 		fmt.Fprintf(&b, "Written by `make e2e-cluster` (test/e2e) on %s, %d cores, %s/%s; total %s.\n\n",
 			res.start.UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, fmtDuration(time.Since(res.start)))
-		b.WriteString(clusterIntro)
+		b.WriteString(clusterIntro(res.cni))
+		writeSettings(&b, res.settings)
 	} else {
 		fmt.Fprintf(&b, "# End-to-end results: kubespray's own roles on node machines, then verify\n\n")
 		fmt.Fprintf(&b, "Written by `make e2e` (test/e2e) on %s, %d cores, %s/%s; total %s.\n\n",
@@ -232,14 +238,48 @@ const etcdStageIntro = "Three Debian 12 machines (systemd-nspawn, each in a netw
 	"validate_inventory, facts with bootstrap_os, preinstall, kubespray's download role for etcd alone, the etcd role\n" +
 	"with `etcd_deployment_type: host`). `enable_nodelocaldns: false`: this kernel has no dummy module.\n\n"
 
-const clusterIntro = "Three Debian 12 machines (systemd-nspawn, each in a network namespace of its own on a lab bridge, each in\n" +
-	"cgroup v1 directories of its own; see test/nodes/nodes.sh). kubespray runs from its release tree with the ansible\n" +
-	"its requirements.txt pins, offline: every binary is built from Go modules (test/e2e/artefacts.sh) and served from\n" +
-	"a local files_repo with its checksum in the inventory; every image is assembled without a container engine and\n" +
-	"served by a registry (distribution) inside the lab (test/e2e/images). One command runs kubespray's cluster.yml\n" +
-	"and layercheck's verify.yml; then `layercheck verify --cluster-from first-control-plane` runs on the same cluster.\n" +
-	"node1 is the control plane and etcd; node1-3 are nodes. Settings this machine forces, each with its reason, are\n" +
-	"in the inventory test/e2e/cluster_test.go writes (flannel, not calico; no nodelocaldns; kube-proxy iptables).\n\n"
+// clusterIntro says what the cluster run was, for its network plugin.
+func clusterIntro(cni string) string {
+	head := "Three Debian 12 machines (systemd-nspawn, each in a network namespace of its own on a lab bridge, each in\n" +
+		"cgroup v1 directories of its own; see test/nodes/nodes.sh). kubespray runs from its release tree with the ansible\n" +
+		"its requirements.txt pins, offline: every binary is built from Go modules or source trees (test/e2e/artefacts.sh)\n" +
+		"and served from a local files_repo with its checksum in the inventory; every image is assembled without a\n" +
+		"container engine and served by a registry (distribution) inside the lab (test/e2e/images). One command runs\n" +
+		"kubespray's cluster.yml and layercheck's verify.yml; then `layercheck verify --cluster-from first-control-plane`\n" +
+		"runs on the same cluster. node1 is the control plane and etcd; node1-3 are nodes.\n"
+	if cni == "flannel" {
+		return head + "E2E_CNI=flannel: flannel, not kubespray's default calico; no nodelocaldns, dns-autoscaler or nginx-proxy;\n" +
+			"kube-proxy iptables. Settings this machine forces, each with its reason, are in the inventory\n" +
+			"test/e2e/cluster_test.go writes.\n\n"
+	}
+	return head + "kubespray's defaults (E2E_CNI=calico): its inventory/sample with the group_vars the release ships (calico\n" +
+		"with VXLAN, nodelocaldns, dns-autoscaler, nginx-proxy on the workers), the add-ons operators enable first, and\n" +
+		"only what this machine forces; each node has a bridge named nodelocaldns for node-cache (no dummy link type in\n" +
+		"this kernel: `nodes.sh nodelocaldns`).\n\n"
+}
+
+// writeSettings lists what the defaults cluster's inventory sets that
+// differs from kubespray's sample, as read back from both inventories.
+func writeSettings(b *strings.Builder, diffs []difference) {
+	if len(diffs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## What the inventory sets beside kubespray %s's inventory/sample, and why\n\n", clusterRelease)
+	b.WriteString("Read back from both inventories (the same hosts and groups; the sample's group_vars as they are, and with\n" +
+		"these settings), so this is what the run had.\n\n")
+	b.WriteString("| variable | the sample | here | why |\n|---|---|---|---|\n")
+	for _, d := range diffs {
+		sample := d.Sample
+		if sample == "" {
+			sample = "unset"
+			if d.Default != "" {
+				sample += "; role default " + d.Default
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", d.Name, cellN(sample, 120), cellN(orUnset(d.Set), 120), cellN(d.Why, 400))
+	}
+	b.WriteString("\n")
+}
 
 func cell(s string) string {
 	if s == "" {
