@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
@@ -13,7 +15,7 @@ import (
 )
 
 // What the healthy cluster of kubespray's defaults must show beside every
-// layer ok (E2E_CNI=calico).
+// layer ok, and the breaks seeded on it (E2E_CNI=calico).
 
 // defaultsResult is a result the healthy defaults cluster must have, ok:
 // Host "*" on every node, "cluster" in the cluster report.
@@ -99,4 +101,222 @@ func workersThroughNginx(t *testing.T) []string {
 		notes = append(notes, fmt.Sprintf("%s: kubelet.conf names https://localhost:6443 and nginx-proxy-%s is Ready (checked by the e2e: no verify layer checks the workers' localhost load balancer)", n, n))
 	}
 	return notes
+}
+
+// calicoBreaks are the breaks of kubespray's defaults, seeded in this
+// order between the flannel e2e's breaks that hold for both clusters.
+func calicoBreaks() []brk {
+	return []brk{
+		{
+			// calico-node restarts felix when the pools' encapsulation
+			// changes; with no VXLAN pool left it deletes vxlan.calico,
+			// and this kernel has no IPIP, so pods on different nodes
+			// lose each other until the pool is set back.
+			Name: "the IPPool's encapsulation changed from VXLAN to IPIP",
+			Seed: func(t *testing.T, _ *stage) {
+				patchPool(t, `{"spec":{"ipipMode":"Always","vxlanMode":"Never"}}`)
+				waitLink(t, "vxlan.calico", false)
+				settleCalicoNode(t)
+			},
+			Restore: func(t *testing.T, _ *stage) {
+				patchPool(t, `{"spec":{"ipipMode":"Never","vxlanMode":"Always"}}`)
+				waitLink(t, "vxlan.calico", true)
+				onNode(t, "node1", kubectl("-n kube-system rollout status daemonset calico-node --timeout=300s"))
+				waitDNS(t)
+			},
+			Host: "cluster", Layer: "cni", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`^ippool_encapsulation$`), Remedy: regexp.MustCompile(`calicoctl\.sh patch ippool default-pool`),
+			// CoreDNS, the probe's pods and metrics-server answer or not by
+			// the node kube-proxy sends a request to; calico-node's
+			// readiness follows felix's retries of an IPIP device.
+			Chance: []string{"dns", "kube_system", "probe", "addons"},
+		},
+		{
+			// A CIDR that holds kube_pods_subnet's blocks, so pod traffic
+			// is routed as before while the pool no longer matches.
+			Name: "the IPPool's CIDR no longer kube_pods_subnet (10.233.0.0/17 for 10.233.64.0/18)",
+			Seed: func(t *testing.T, _ *stage) {
+				patchPool(t, `{"spec":{"cidr":"10.233.0.0/17"}}`)
+			},
+			Restore: func(t *testing.T, _ *stage) {
+				patchPool(t, `{"spec":{"cidr":"10.233.64.0/18"}}`)
+			},
+			Host: "cluster", Layer: "cni", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`^ippool_cidr$`), Remedy: regexp.MustCompile(`kube_pods_subnet`),
+		},
+		{
+			// The DaemonSet no longer schedules on node2 (a node
+			// affinity on a label only node2 has): its pod there is
+			// deleted, the others roll.
+			Name: "calico-node stopped on node2",
+			Seed: func(t *testing.T, _ *stage) { excludeFromDaemonSet(t, "calico-node", "k8s-app=calico-node", "node2") },
+			Restore: func(t *testing.T, _ *stage) {
+				includeDaemonSet(t, "calico-node", "node2")
+				waitDNS(t)
+			},
+			Host: "cluster", Layer: "cni", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`^calico-node$`), Remedy: regexp.MustCompile(`describe ds calico-node`),
+			// A probe pod placed on node2 gets no route without felix.
+			Chance: []string{"probe"},
+		},
+		{
+			// The DaemonSet no longer schedules on node3. node-cache, told
+			// to stop, takes its address down with its link (the link
+			// comes back without it where nodes.sh nodelocaldns keeps
+			// one); killed before it could, it leaves the address, which
+			// is then deleted: no node-cache is left there to add it back.
+			Name: "nodelocaldns's address 169.254.25.10 gone from node3",
+			Seed: func(t *testing.T, _ *stage) {
+				excludeFromDaemonSet(t, "nodelocaldns", "k8s-app=node-local-dns", "node3")
+				onNode(t, "node3", "ip addr del 169.254.25.10/32 dev nodelocaldns 2>/dev/null || true")
+				waitNoAddress(t, "node3", "169.254.25.10")
+			},
+			Restore: func(t *testing.T, _ *stage) {
+				includeDaemonSet(t, "nodelocaldns", "node3")
+				waitDNS(t)
+			},
+			Host: "node3", Layer: "dns", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`^query_nodelocaldns$`), Remedy: regexp.MustCompile(`ip addr show nodelocaldns`),
+		},
+		{
+			// kubelet stops the static pod; node2's kubelet then reaches
+			// no API server (its kubelet.conf names localhost:6443) and
+			// node2 turns NotReady after the node monitor's grace period
+			// (kube_controller_node_monitor_grace_period, 40 s). No check
+			// names nginx-proxy (docs/e2e.md): nodes/ready finds it.
+			Name: "nginx-proxy's static pod removed from node2 (a worker)",
+			Seed: func(t *testing.T, _ *stage) {
+				onNode(t, "node2", "mv /etc/kubernetes/manifests/nginx-proxy.yml /etc/kubernetes/nginx-proxy.yml.e2e")
+				waitNodeReady(t, "node2", false)
+			},
+			Restore: func(t *testing.T, _ *stage) {
+				onNode(t, "node2", "mv /etc/kubernetes/nginx-proxy.yml.e2e /etc/kubernetes/manifests/nginx-proxy.yml")
+				waitNodeReady(t, "node2", true)
+				onNode(t, "node1", kubectl("-n kube-system wait --for=condition=Ready pod/nginx-proxy-node2 --timeout=180s")+" && "+
+					kubectl("-n kube-system rollout status deployment coredns --timeout=300s"))
+				waitMetrics(t)
+				waitDNS(t)
+			},
+			Host: "cluster", Layer: "nodes", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`^ready$`), Remedy: regexp.MustCompile(`journalctl -u kubelet`),
+			// metrics-server's APIService, if its pod is on node2, turns
+			// unavailable when the aggregator next checks it (and the
+			// probe is not run while it is).
+			Chance: []string{"addons", "probe"},
+		},
+	}
+}
+
+// patchPool patches kubespray's IPPool (calico_pool_name default-pool)
+// through calico's CRD, as `kubectl edit ippool` would.
+func patchPool(t *testing.T, patch string) {
+	t.Helper()
+	onNode(t, "node1", kubectl("patch ippools.crd.projectcalico.org default-pool --type merge -p "+shellQuote(patch)))
+}
+
+// excludeLabel marks the node a DaemonSet is kept off.
+const excludeLabel = "layercheck-e2e/excluded"
+
+// excludeFromDaemonSet keeps kube-system DaemonSet ds (pods labelled
+// selector) off node: a required node affinity on a label only node gets.
+// It returns once the rollout is done and node runs none of its pods.
+func excludeFromDaemonSet(t *testing.T, ds, selector, node string) {
+	t.Helper()
+	affinity := `{"spec":{"template":{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":` +
+		`{"nodeSelectorTerms":[{"matchExpressions":[{"key":"` + excludeLabel + `","operator":"DoesNotExist"}]}]}}}}}}}`
+	onNode(t, "node1", kubectl("label node "+node+" "+excludeLabel+"=true --overwrite")+" && "+
+		kubectl("-n kube-system patch daemonset "+ds+" --type merge -p "+shellQuote(affinity))+" && "+
+		kubectl("-n kube-system rollout status daemonset "+ds+" --timeout=600s"))
+	var out string
+	for i := 0; i < 60; i++ {
+		out = onNode(t, "node1", kubectl("-n kube-system get pods -l "+selector+" --field-selector spec.nodeName="+node+" -o name"))
+		if strings.TrimSpace(out) == "" {
+			return
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Fatalf("%s still runs on %s two minutes after its rollout:\n%s", ds, node, out)
+}
+
+// includeDaemonSet undoes excludeFromDaemonSet and waits for the rollout.
+func includeDaemonSet(t *testing.T, ds, node string) {
+	t.Helper()
+	onNode(t, "node1", kubectl("-n kube-system patch daemonset "+ds+` --type json -p '[{"op":"remove","path":"/spec/template/spec/affinity"}]'`)+" && "+
+		kubectl("label node "+node+" "+excludeLabel+"-")+" && "+
+		kubectl("-n kube-system rollout status daemonset "+ds+" --timeout=600s"))
+}
+
+// settleCalicoNode waits out calico-node's readiness probe (6 failures 10 s
+// apart) after felix restarted, so that both tools judge the same state.
+func settleCalicoNode(t *testing.T) {
+	t.Helper()
+	time.Sleep(70 * time.Second)
+}
+
+// waitLink waits until every node has (present) or lacks link name.
+func waitLink(t *testing.T, name string, present bool) {
+	t.Helper()
+	for _, n := range []string{"node1", "node2", "node3"} {
+		var out string
+		for i := 0; i < 60; i++ {
+			out = onNode(t, n, "ip -o link show "+name+" 2>&1 || true")
+			if strings.Contains(out, name+":") == present {
+				break
+			}
+			time.Sleep(2 * time.Second)
+		}
+		if strings.Contains(out, name+":") != present {
+			t.Fatalf("%s: link %s present=%v after two minutes, want %v:\n%s", n, name, !present, present, out)
+		}
+	}
+}
+
+// waitNoAddress waits until node has no address addr.
+func waitNoAddress(t *testing.T, node, addr string) {
+	t.Helper()
+	var out string
+	for i := 0; i < 60; i++ {
+		out = onNode(t, node, "ip -o addr show")
+		if !strings.Contains(out, " "+addr+"/") {
+			return
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Fatalf("%s still has %s after two minutes:\n%s", node, addr, out)
+}
+
+// waitNodeReady waits until node's Ready condition is True (ready) or not.
+func waitNodeReady(t *testing.T, node string, ready bool) {
+	t.Helper()
+	var st string
+	for i := 0; i < 90; i++ {
+		st = strings.TrimSpace(onNode(t, "node1", kubectl("get node "+node+` -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'`)))
+		if (st == "True") == ready {
+			return
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Fatalf("node %s: Ready is %q after three minutes, want ready=%v", node, st, ready)
+}
+
+// waitDNS waits until both tiers of cluster DNS answer on every node:
+// nodelocaldns on 169.254.25.10 and CoreDNS on its service IP, which
+// crosses the pod network from the nodes CoreDNS does not run on.
+func waitDNS(t *testing.T) {
+	t.Helper()
+	for _, n := range []string{"node1", "node2", "node3"} {
+		for _, server := range []string{"169.254.25.10", "10.233.0.3"} {
+			var out string
+			ok := false
+			for i := 0; i < 60 && !ok; i++ {
+				out = onNode(t, n, "dig +short +time=2 +tries=1 @"+server+" kubernetes.default.svc.cluster.local 2>&1 || true")
+				if ok = strings.TrimSpace(out) == "10.233.0.1"; !ok {
+					time.Sleep(2 * time.Second)
+				}
+			}
+			if !ok {
+				t.Fatalf("%s: %s does not answer kubernetes.default.svc.cluster.local with 10.233.0.1 after three minutes:\n%s", n, server, out)
+			}
+		}
+	}
 }
