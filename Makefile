@@ -197,12 +197,16 @@ e2e: build
 # The whole command, offline on three node machines: ansible-playbook
 # cluster.yml playbooks/verify.yml (kubespray v2.31.0), then layercheck
 # verify --cluster-from first-control-plane, then breaks seeded one at a
-# time; writes test/e2e/CLUSTER-RESULTS.md. Builds every binary and image
-# from Go modules into ~/.cache/layercheck/e2e the first time (long).
-# LAYERCHECK_E2E_KEEP=1 leaves the nodes running afterwards.
+# time; writes test/e2e/CLUSTER-RESULTS.md. E2E_CNI=calico (the default)
+# runs kubespray's defaults, its inventory/sample with only what this
+# machine forces; E2E_CNI=flannel the flannel cluster. Builds every binary
+# and image from Go modules and ../shared's source trees into
+# ~/.cache/layercheck/e2e the first time (long). LAYERCHECK_E2E_KEEP=1
+# leaves the nodes running afterwards.
 E2E_CLUSTER_TIMEOUT ?= 240m
+E2E_CNI ?= calico
 e2e-cluster: build
-	$(GO) test -tags e2e -count=1 -timeout $(E2E_CLUSTER_TIMEOUT) -v -run 'TestKubesprayCluster' ./test/e2e
+	E2E_CNI=$(E2E_CNI) $(GO) test -tags e2e -count=1 -timeout $(E2E_CLUSTER_TIMEOUT) -v -run 'TestKubesprayCluster' ./test/e2e
 
 # Day 2 on four node machines: kubespray v2.30.0's cluster.yml with
 # verify.yml, the preflight (layercheck lint --cluster-from) before each run,
