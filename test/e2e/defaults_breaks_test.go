@@ -90,13 +90,13 @@ func workersThroughNginx(t *testing.T) []string {
 	t.Helper()
 	var notes []string
 	for _, n := range []string{"node2", "node3"} {
-		out := onNode(t, n, "grep -E '^ *server:' /etc/kubernetes/kubelet.conf; test -f /etc/kubernetes/manifests/nginx-proxy.yml && echo manifest-present")
-		if !strings.Contains(out, "server: https://localhost:6443") || !strings.Contains(out, "manifest-present") {
-			t.Errorf("healthy %s: kubelet.conf does not name https://localhost:6443 or nginx-proxy.yml is not in the manifests:\n%s", n, out)
-		}
-		ready := onNode(t, "node1", kubectl("-n kube-system get pod nginx-proxy-"+n+` -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'`))
-		if strings.TrimSpace(ready) != "True" {
-			t.Errorf("healthy: nginx-proxy-%s is not Ready (%q)", n, ready)
+		out := onNode(t, n, "grep -E '^ *server:' /etc/kubernetes/kubelet.conf; test -f /etc/kubernetes/manifests/nginx-proxy.yml && echo manifest-present; true")
+		ready := strings.TrimSpace(onNode(t, "node1", kubectl("-n kube-system get pod nginx-proxy-"+n+` -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>&1 || true`)))
+		ok := strings.Contains(out, "server: https://localhost:6443") && strings.Contains(out, "manifest-present") && ready == "True"
+		if !ok {
+			t.Errorf("healthy %s: kubelet.conf does not name https://localhost:6443, nginx-proxy.yml is not in the manifests or nginx-proxy-%s is not Ready (%q):\n%s", n, n, ready, out)
+			notes = append(notes, fmt.Sprintf("%s does NOT reach the API server through nginx-proxy on localhost (checked by the e2e: no verify layer checks the workers' localhost load balancer)", n))
+			continue
 		}
 		notes = append(notes, fmt.Sprintf("%s: kubelet.conf names https://localhost:6443 and nginx-proxy-%s is Ready (checked by the e2e: no verify layer checks the workers' localhost load balancer)", n, n))
 	}
