@@ -468,5 +468,5 @@ case "$cmd" in
       -o UserKnownHostsFile="$RUN/known_hosts" -o StrictHostKeyChecking=yes "$USER_NAME@$(node_ip "$n")" "$@" ;;
   inventory) echo "$RUN/hosts.ini" ;;
   nodelocaldns) nodelocaldns_standin ;;
-  *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
