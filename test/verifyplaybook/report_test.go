@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -117,18 +118,44 @@ func TestVerifyReportGolden(t *testing.T) {
 			dec := json.NewDecoder(strings.NewReader(string(data)))
 			dec.DisallowUnknownFields()
 			must(t, dec.Decode(&c))
-			got := runReport(t, c)
+			out, verdicts, err := runReport(t, collection(t), c)
+			if err != nil {
+				t.Fatalf("ansible-playbook: %v\n%s", err, out)
+			}
+			got := reportOf(t, c, out, verdicts)
 			testutil.Golden(t, filepath.Join("testdata", "report", name+".golden"), []byte(got), *update, "verify_report on "+name)
 		})
 	}
 }
 
-// runReport runs reportPlaybook on c's hosts (local connections) and
-// returns the report as printed, then "--- summary: <msg>" and a
-// "--- <host> ok|failed: <msg>" line per host in inventory order.
-func runReport(t *testing.T, c reportCase) string {
+// TestVerifyReportWithoutBinary: on a controller without the layercheck
+// binary for its platform the report fails, saying which binary it looked
+// for and how to get it.
+func TestVerifyReportWithoutBinary(t *testing.T) {
+	t.Parallel()
+	coll := filepath.Join(t.TempDir(), "collections")
+	must(t, testutil.LayOutCollection(coll))
+	data, err := os.ReadFile(filepath.Join("testdata", "report", "one-host-warn.json"))
+	must(t, err)
+	var c reportCase
+	must(t, json.Unmarshal(data, &c))
+	out, _, err := runReport(t, coll, c)
+	if err == nil {
+		t.Fatalf("the report passed without a binary:\n%s", out)
+	}
+	for _, w := range []string{"verify_report: no layercheck binary for linux/" + runtime.GOARCH + " on the controller (looked for ",
+		filepath.Join("plugins", "bin", "layercheck_linux_"+runtime.GOARCH), "make modules"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in the output:\n%s", w, out)
+		}
+	}
+}
+
+// runReport runs reportPlaybook on c's hosts (local connections) with the
+// collection in coll, and returns ansible-playbook's output, the file the
+// playbook saved the verdicts in, and its error.
+func runReport(t *testing.T, coll string, c reportCase) (out, verdicts string, err error) {
 	t.Helper()
-	coll := collection(t)
 	work := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(work, "library"), 0o755))
 	must(t, os.WriteFile(filepath.Join(work, "library", "fixture_facts.py"), []byte(fixtureFactsModule), 0o644))
@@ -165,10 +192,10 @@ func runReport(t *testing.T, c reportCase) string {
 	}
 	ini.WriteString("\n[all:vars]\nansible_connection=local\nansible_python_interpreter=\"{{ ansible_playbook_python }}\"\n")
 	must(t, os.WriteFile(filepath.Join(work, "hosts.ini"), []byte(ini.String()), 0o644))
-	outFile := filepath.Join(work, "verdicts.json")
+	verdicts = filepath.Join(work, "verdicts.json")
 	extra, err := json.Marshal(map[string]any{
 		"report_hosts": c.PlayHosts, "report_cluster_host": c.ClusterHost, "report_order": c.Order,
-		"report_fail_on_warn": c.FailOnWarn, "report_table": c.Table, "out_file": outFile,
+		"report_fail_on_warn": c.FailOnWarn, "report_table": c.Table, "out_file": verdicts,
 	})
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(work, "extra.json"), extra, 0o644))
@@ -176,16 +203,20 @@ func runReport(t *testing.T, c reportCase) string {
 	if c.Verbose {
 		args = append(args, "-v")
 	}
-	out, err := testutil.RunPlaybook(t, work, testutil.AnsibleEnv(
+	out, err = testutil.RunPlaybook(t, work, testutil.AnsibleEnv(
 		"ANSIBLE_COLLECTIONS_PATH="+coll,
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(work, "tmp"),
 		"ANSIBLE_REMOTE_TMP="+filepath.Join(work, "rtmp"),
 		"ANSIBLE_STDOUT_CALLBACK=default",
 	), 4*time.Minute, args...)
-	if err != nil {
-		t.Fatalf("ansible-playbook: %v\n%s", err, out)
-	}
+	return out, verdicts, err
+}
 
+// reportOf is the report of a run of reportPlaybook as printed, then
+// "--- summary: <msg>" and a "--- <host> ok|failed: <msg>" line per host
+// in inventory order.
+func reportOf(t *testing.T, c reportCase, out, verdicts string) string {
+	t.Helper()
 	var report []string
 	in := false
 	for _, l := range strings.Split(out, "\n") {
@@ -204,7 +235,7 @@ func runReport(t *testing.T, c reportCase) string {
 	if report == nil {
 		t.Fatalf("no report task in the output:\n%s", out)
 	}
-	data, err := os.ReadFile(outFile)
+	data, err := os.ReadFile(verdicts)
 	must(t, err)
 	var saved struct {
 		Summary  string `json:"summary"`
