@@ -57,9 +57,9 @@ func writeCheckReport(w io.Writer, format, title string, node *node.Report, cl *
 // metrics (one of them nil).
 func checkRegistry(node *node.Report, cl *cluster.Report, run metrics.Run) (*prometheus.Registry, error) {
 	if node != nil {
-		return metrics.NewRegistry(&metrics.NodeCollector{Report: node, Run: run})
+		return metrics.NewRegistry(&metrics.Collector{Scope: metrics.ScopeNode, Layers: node.Layers, Run: run})
 	}
-	return metrics.NewRegistry(&metrics.ClusterCollector{Layers: cl.Layers, Run: run})
+	return metrics.NewRegistry(&metrics.Collector{Scope: metrics.ScopeCluster, Layers: cl.Layers, Run: run})
 }
 
 // writeTextfile writes the report's metrics to dir/name for node_exporter's

@@ -73,7 +73,7 @@ func TestNodeExpositionGolden(t *testing.T) {
 		}}}
 	rep := &node.Report{Layers: map[string]*verify.LayerReport{"certificates": certs, "etcd": etcd, "dns": dns,
 		"kubelet": {Status: verify.StatusOK, DurationMS: 3}, "addons": {Status: verify.StatusSkipped}}}
-	golden(t, "node", &NodeCollector{Report: rep, Run: Run{Start: time.Date(2026, 12, 3, 9, 0, 0, 123456789, time.UTC), Duration: 2500 * time.Millisecond}})
+	golden(t, "node", &Collector{Scope: ScopeNode, Layers: rep.Layers, Run: Run{Start: time.Date(2026, 12, 3, 9, 0, 0, 123456789, time.UTC), Duration: 2500 * time.Millisecond}})
 }
 
 func TestClusterExpositionGolden(t *testing.T) {
@@ -82,5 +82,5 @@ func TestClusterExpositionGolden(t *testing.T) {
 		"cni":   {Status: verify.StatusFail, DurationMS: 5},
 		"probe": {Status: verify.StatusError},
 	}
-	golden(t, "cluster", &ClusterCollector{Layers: layers, Run: Run{Start: time.Unix(1796287659, 0), Duration: time.Second}})
+	golden(t, "cluster", &Collector{Scope: ScopeCluster, Layers: layers, Run: Run{Start: time.Unix(1796287659, 0), Duration: time.Second}})
 }

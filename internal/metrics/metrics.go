@@ -1,8 +1,10 @@
 // Package metrics renders the reports of `layercheck node` and `layercheck
 // cluster` as Prometheus metrics: a private registry per run holding one
-// collector that turns the layers' results and facts into constant
-// metrics, written in the text exposition format (expfmt) to a writer or
-// atomically to node_exporter's textfile directory.
+// collector that walks the report's layers, written in the text exposition
+// format (expfmt) to a writer or atomically to node_exporter's textfile
+// directory. Every layer gets its status and duration; a layer whose facts
+// export series of their own (verify.MetricsExporter, declared in the
+// layer's file beside its checks) adds them. This package knows no layer.
 //
 // Every metric is named layercheck_*, in base units, and its labels take
 // only values bounded by the node's layout: certificate files, etcd
@@ -16,6 +18,7 @@ package metrics
 import (
 	"io"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,36 +93,49 @@ func WriteTextfile(dir, name string, g prometheus.Gatherer) error {
 	return prometheus.WriteToTextfile(filepath.Join(dir, name), g)
 }
 
-// layersCollector sends the metrics every run has: each layer's status
-// and duration, and the run's start and duration.
-func collectRun(ch chan<- prometheus.Metric, scope string, layers map[string]*verify.LayerReport, run Run) {
-	for name, lr := range layers {
-		for _, st := range Statuses {
-			ch <- prometheus.MustNewConstMetric(descLayerStatus, prometheus.GaugeValue, boolValue(lr.Status == st), scope, name, string(st))
-		}
-		ch <- prometheus.MustNewConstMetric(descLayerDuration, prometheus.GaugeValue, float64(lr.DurationMS)/1000, scope, name)
-	}
-	ch <- prometheus.MustNewConstMetric(descLastRun, prometheus.GaugeValue, float64(run.Start.UnixNano())/1e9, scope)
-	ch <- prometheus.MustNewConstMetric(descLastRunDuration, prometheus.GaugeValue, run.Duration.Seconds(), scope)
-}
-
-func boolValue(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// ClusterCollector collects the metrics of a `layercheck cluster` run.
-type ClusterCollector struct {
+// Collector collects the metrics of a `layercheck node` (Scope
+// ScopeNode) or `layercheck cluster` (ScopeCluster) run: each layer's
+// status and duration, what each layer exports, the run's start and
+// duration.
+type Collector struct {
+	Scope  string
 	Layers map[string]*verify.LayerReport
 	Run    Run
 }
 
 // Describe sends the descriptors of what Collect sends.
-func (c *ClusterCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
-// Collect sends each cluster layer's status and duration and the run's.
-func (c *ClusterCollector) Collect(ch chan<- prometheus.Metric) {
-	collectRun(ch, ScopeCluster, c.Layers, c.Run)
+// Collect sends the run's metrics and every layer's.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	for name, lr := range c.Layers {
+		for _, st := range Statuses {
+			ch <- prometheus.MustNewConstMetric(descLayerStatus, prometheus.GaugeValue, verify.Gauge01(lr.Status == st), c.Scope, name, string(st))
+		}
+		ch <- prometheus.MustNewConstMetric(descLayerDuration, prometheus.GaugeValue, float64(lr.DurationMS)/1000, c.Scope, name)
+		if e, ok := lr.Facts.(verify.MetricsExporter); ok {
+			e.Metrics(lr, func(s verify.Sample) { ch <- constMetric(s) })
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descLastRun, prometheus.GaugeValue, float64(c.Run.Start.UnixNano())/1e9, c.Scope)
+	ch <- prometheus.MustNewConstMetric(descLastRunDuration, prometheus.GaugeValue, c.Run.Duration.Seconds(), c.Scope)
+}
+
+// descs holds the descriptor of each series a layer exports.
+var descs sync.Map // *verify.Series -> *prometheus.Desc
+
+// constMetric is a layer's sample as a constant gauge; a sample that does
+// not fit its series (label values against label names) fails the
+// gathering with the reason instead of a panic.
+func constMetric(s verify.Sample) prometheus.Metric {
+	d, ok := descs.Load(s.Series)
+	if !ok {
+		d, _ = descs.LoadOrStore(s.Series, prometheus.NewDesc(s.Series.Name, s.Series.Help, s.Series.Labels, nil))
+	}
+	desc := d.(*prometheus.Desc)
+	m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, s.Value, s.Labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(desc, err)
+	}
+	return m
 }

@@ -51,7 +51,7 @@ func render(t *testing.T, reg interface {
 // What a node sees when etcd does not answer and a DNS tier times out:
 // unhealthy endpoints, no leader, no members, the tier down without a
 // latency; a layer that never ran its DNS queries sends no tier series.
-func TestNodeCollectorBroken(t *testing.T) {
+func TestNodeMetricsBroken(t *testing.T) {
 	etcd := &verify.LayerReport{Status: verify.StatusFail, DurationMS: 1500,
 		Results: []verify.Result{{Check: "leader", Status: verify.StatusFail}},
 		Facts: &node.EtcdFacts{Endpoints: []node.EtcdEndpointFacts{
@@ -67,7 +67,7 @@ func TestNodeCollectorBroken(t *testing.T) {
 		}}}
 	start := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	rep := &node.Report{Layers: map[string]*verify.LayerReport{"etcd": etcd, "dns": dns}}
-	reg, err := NewRegistry(&NodeCollector{Report: rep, Run: Run{Start: start, Duration: 2500 * time.Millisecond}})
+	reg, err := NewRegistry(&Collector{Scope: ScopeNode, Layers: rep.Layers, Run: Run{Start: start, Duration: 2500 * time.Millisecond}})
 	require.NoError(t, err)
 	got := render(t, reg)
 
@@ -89,7 +89,7 @@ func TestNodeCollectorBroken(t *testing.T) {
 		"etcd": {Status: verify.StatusSkipped, Facts: &node.EtcdFacts{}},
 		"dns":  {Status: verify.StatusWarn, Facts: &node.DNSFacts{}},
 	}}
-	reg, err = NewRegistry(&NodeCollector{Report: rep, Run: Run{Start: start}})
+	reg, err = NewRegistry(&Collector{Scope: ScopeNode, Layers: rep.Layers, Run: Run{Start: start}})
 	require.NoError(t, err)
 	got = render(t, reg)
 	for _, name := range []string{"layercheck_etcd_endpoint_healthy", "layercheck_etcd_has_leader", "layercheck_dns_tier_up", "layercheck_dns_resolver_loop_hazard"} {
@@ -98,13 +98,13 @@ func TestNodeCollectorBroken(t *testing.T) {
 	assert.Contains(t, got["layercheck_layer_status"], `{layer="etcd",scope="node",status="skipped"} 1`)
 }
 
-func TestClusterCollector(t *testing.T) {
+func TestClusterMetrics(t *testing.T) {
 	layers := map[string]*verify.LayerReport{
 		"nodes": {Status: verify.StatusOK, DurationMS: 20},
 		"cni":   {Status: verify.StatusFail, DurationMS: 5},
 		"probe": {Status: verify.StatusError},
 	}
-	reg, err := NewRegistry(&ClusterCollector{Layers: layers, Run: Run{Start: time.Unix(1796287659, 0), Duration: time.Second}})
+	reg, err := NewRegistry(&Collector{Scope: ScopeCluster, Layers: layers, Run: Run{Start: time.Unix(1796287659, 0), Duration: time.Second}})
 	require.NoError(t, err)
 	got := render(t, reg)
 	assert.Len(t, got["layercheck_layer_status"], 3*len(Statuses))
@@ -113,4 +113,31 @@ func TestClusterCollector(t *testing.T) {
 	assert.Contains(t, got["layercheck_layer_status"], `{layer="probe",scope="cluster",status="error"} 1`)
 	assert.Equal(t, []string{`{scope="cluster"} 1.796287659e+09`}, got["layercheck_last_run_timestamp_seconds"])
 	assert.Len(t, got, 4, "only the run's families for a cluster")
+}
+
+// exporter is a layer's facts of a kind this package does not know.
+type exporter []verify.Sample
+
+func (e exporter) Metrics(_ *verify.LayerReport, send func(verify.Sample)) {
+	for _, s := range e {
+		send(s)
+	}
+}
+
+// Any layer's facts that export series get them written, whatever the
+// layer; a sample that does not fit its series fails the writing with the
+// reason, never a panic.
+func TestCollectorWalksEveryExporter(t *testing.T) {
+	series := &verify.Series{Name: "layercheck_widgets", Help: "Widgets a layer counted.", Labels: []string{"kind"}}
+	layers := map[string]*verify.LayerReport{"widget": {Status: verify.StatusOK,
+		Facts: exporter{{Series: series, Value: 3, Labels: []string{"round"}}}}}
+	reg, err := NewRegistry(&Collector{Scope: ScopeNode, Layers: layers})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`{kind="round"} 3`}, render(t, reg)["layercheck_widgets"])
+
+	layers["widget"].Facts = exporter{{Series: series, Value: 3}}
+	reg, err = NewRegistry(&Collector{Scope: ScopeNode, Layers: layers})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	assert.ErrorContains(t, Write(&buf, reg), "inconsistent label cardinality")
 }

@@ -147,6 +147,57 @@ type CertCopy struct {
 	Status    verify.Status `json:"status"`
 }
 
+// The certificates layer's metrics: each certificate's not_after, labelled
+// with its family and the tool that renews it, so alerts name the fix.
+var seriesCertNotAfter = &verify.Series{Name: "layercheck_certificate_not_after_timestamp_seconds",
+	Help:   "Time a certificate on this node expires (its not_after), in seconds since the Unix epoch; family kubeadm, etcd (make-ssl-etcd.sh), kubelet or trust_store_copy (the etcd CA in the system trust store), renewer the tool that renews it.",
+	Labels: []string{"family", "path", "subject_cn", "issuer_cn", "renewer"}}
+
+// The family label of the trust store copies of the etcd CA, and the
+// renewer label of a family with no known renewer.
+const (
+	metricFamilyTrustStoreCopy = "trust_store_copy"
+	metricRenewerUnknown       = "unknown"
+)
+
+// metricFamily maps a certificate family to its family label and its
+// renewer label.
+func metricFamily(f string) (family, renewer string) {
+	switch f {
+	case FamilyKubeadm:
+		return "kubeadm", "kubeadm certs renew"
+	case FamilyEtcdScript:
+		return "etcd", "make-ssl-etcd.sh"
+	case FamilyKubelet:
+		return "kubelet", "kubelet rotation"
+	}
+	return f, metricRenewerUnknown
+}
+
+// Metrics sends the not_after of every certificate and trust store copy
+// whose date was read.
+func (f *CertificatesFacts) Metrics(_ *verify.LayerReport, send func(verify.Sample)) {
+	if f == nil {
+		return
+	}
+	for _, ci := range f.Certificates {
+		if ci.NotAfter.IsZero() {
+			continue
+		}
+		fam, renewer := metricFamily(ci.Family)
+		send(verify.Sample{Series: seriesCertNotAfter, Value: float64(ci.NotAfter.Unix()),
+			Labels: []string{fam, ci.Path, ci.SubjectCN, ci.IssuerCN, renewer}})
+	}
+	_, etcdRenewer := metricFamily(FamilyEtcdScript)
+	for _, cp := range f.TrustStoreCopies {
+		if cp.NotAfter.IsZero() {
+			continue
+		}
+		send(verify.Sample{Series: seriesCertNotAfter, Value: float64(cp.NotAfter.Unix()),
+			Labels: []string{metricFamilyTrustStoreCopy, cp.Path, cp.SubjectCN, cp.IssuerCN, etcdRenewer}})
+	}
+}
+
 // candidate is a certificate found on disk before judging it.
 type candidate struct {
 	info   CertInfo

@@ -1,0 +1,50 @@
+package verify
+
+// A layer whose facts say more than its status exports metric series of
+// its own, declared in the layer's file beside its checks: its facts type
+// implements MetricsExporter. Every value is a gauge. The CLI turns the
+// samples into Prometheus metrics (`layercheck node --format prometheus`,
+// --textfile); this package and the layers stay without Prometheus's
+// client library, which the module binaries do not link.
+
+// Series is a metric family a layer exports: its name (layercheck_*, in
+// base units), its help text and its label names.
+type Series struct {
+	Name   string
+	Help   string
+	Labels []string
+}
+
+// Sample is one value of a series, with its label values in the order of
+// the series' Labels.
+type Sample struct {
+	Series *Series
+	Value  float64
+	Labels []string
+}
+
+// MetricsExporter is implemented by the facts of a layer that exports
+// metrics: Metrics sends each sample, given the layer's report (whose
+// results hold verdicts the facts do not). A nil receiver sends nothing.
+type MetricsExporter interface {
+	Metrics(lr *LayerReport, send func(Sample))
+}
+
+// Gauge01 is 1 for true, 0 for false.
+func Gauge01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// CheckStatus is the status of the layer's first result named check (""
+// when there is none).
+func (lr *LayerReport) CheckStatus(check string) Status {
+	for _, r := range lr.Results {
+		if r.Check == check {
+			return r.Status
+		}
+	}
+	return ""
+}
