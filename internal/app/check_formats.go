@@ -9,6 +9,7 @@ import (
 
 	"github.com/layercheck/layercheck/internal/fleet"
 	"github.com/layercheck/layercheck/internal/metrics"
+	"github.com/layercheck/layercheck/internal/output"
 	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/layercheck/layercheck/verify/node"
 )
@@ -50,7 +51,7 @@ func writeCheckReport(w io.Writer, format, title string, node *node.Report, cl *
 		fr.AddCluster(cl)
 	}
 	fr.Title = title
-	return fr.Write(w, format)
+	return output.WriteFleet(w, format, fr)
 }
 
 // checkRegistry is the private registry of a node or cluster report's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/layercheck/layercheck/internal/fleet"
 	"github.com/layercheck/layercheck/internal/metrics"
+	"github.com/layercheck/layercheck/internal/output"
 	"github.com/layercheck/layercheck/test/testutil"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
@@ -110,10 +111,10 @@ func TestFormatsGolden(t *testing.T) {
 		require.NoError(t, writeCheckReport(&b, f, "layercheck cluster", nil, c, run, func(w io.Writer) { writeClusterText(w, c) }))
 		goldenFormat(t, "cluster."+f, b.Bytes())
 	}
-	for _, f := range fleet.Formats {
+	for _, f := range output.FleetFormats {
 		for name, withCluster := range map[string]bool{"fleet": true, "fleet-skipped": false} {
 			var b bytes.Buffer
-			require.NoError(t, formatsFleet(withCluster).Write(&b, f))
+			require.NoError(t, output.WriteFleet(&b, f, formatsFleet(withCluster)))
 			goldenFormat(t, name+"."+f, b.Bytes())
 		}
 	}

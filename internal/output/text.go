@@ -2,10 +2,84 @@ package output
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/layercheck/layercheck/internal/fleet"
+	"github.com/layercheck/layercheck/lint"
+	"github.com/layercheck/layercheck/lint/report"
+	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
 )
+
+// Text for an operator, of every report: the lint's findings, a fleet
+// run's hosts x layers table, the verify play's report.
+
+// lintText is the lint report's text, which lint/report draws: the
+// inventory_lint module returns it too (its result's text), and the
+// module binary links neither this package nor what it imports.
+func lintText(w io.Writer, rep *lint.Report, o report.TextOptions) {
+	report.WriteText(w, rep, o)
+}
+
+// fleetText prints the hosts x layers table, then every unreachable host
+// (as Ansible prints UNREACHABLE) and every result that is not ok, with
+// host, layer, message and remedy, then the summary line.
+func fleetText(w io.Writer, r *fleet.Report) {
+	cols := fleetColumns(r)
+	width := 20
+	for _, h := range r.Hosts {
+		if len(h.Host)+2 > width {
+			width = len(h.Host) + 2
+		}
+	}
+	fmt.Fprintf(w, "%-*s", width, "HOST")
+	for _, c := range cols {
+		fmt.Fprintf(w, "%-14s", c)
+	}
+	fmt.Fprintln(w, "NODE")
+	for _, h := range r.Hosts {
+		fmt.Fprintf(w, "%-*s", width, h.Host)
+		for _, c := range cols {
+			fmt.Fprintf(w, "%-14s", fleetCell(h, c))
+		}
+		fmt.Fprintln(w, strings.ToUpper(string(h.Status)))
+	}
+	for _, h := range r.Hosts {
+		switch {
+		case h.Status == fleet.StatusUnreachable:
+			fmt.Fprintf(w, "\nfatal: [%s]: UNREACHABLE! => %s\n", h.Host, h.Msg)
+		case h.Report == nil && h.Msg != "":
+			fmt.Fprintf(w, "\nfatal: [%s]: ERROR! => %s\n", h.Host, h.Msg)
+		}
+	}
+	for _, f := range r.Failures() {
+		fmt.Fprintf(w, "\n[%s] %s %s %s: %s\n", strings.ToUpper(string(f.Status)), f.Host, f.Layer, f.Check, f.Msg)
+		if f.Remediation != "" {
+			fmt.Fprintf(w, "    fix: %s\n", f.Remediation)
+		}
+	}
+	if c := r.Cluster; c != nil {
+		fmt.Fprintf(w, "\ncluster %s: %s\n", c.Server, strings.ToUpper(string(c.Status)))
+		for _, n := range c.OrderedLayers() {
+			fmt.Fprintf(w, "  %-13s %s\n", n, c.Layers[n].Status)
+		}
+		for _, n := range c.OrderedLayers() {
+			for _, res := range c.Layers[n].Results {
+				if res.Status == verify.StatusFail || res.Status == verify.StatusError || res.Status == verify.StatusWarn {
+					fmt.Fprintf(w, "\n[%s] cluster %s %s: %s\n", strings.ToUpper(string(res.Status)), n, res.Check, res.Msg)
+					if res.Remediation != "" {
+						fmt.Fprintf(w, "    fix: %s\n", res.Remediation)
+					}
+				}
+			}
+		}
+	} else if r.ClusterSkipped != "" {
+		fmt.Fprintf(w, "\ncluster layers skipped: %s\n", r.ClusterSkipped)
+	}
+	s := r.Summary
+	fmt.Fprintf(w, "\n%s: %d ok, %d warn, %d failed, %d unreachable: %s\n", verify.Plural(s.Hosts, "host"), s.OK, s.Warn, s.Failed, s.Unreachable, strings.ToUpper(string(r.Status)))
+}
 
 // The verify play's report (Play, scope play), as the verify role prints
 // it once for the play:

@@ -1,4 +1,4 @@
-package junit
+package output
 
 import (
 	"bytes"
@@ -10,28 +10,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestWriteCounts: Add counts every ending, Write gives XML that parses
+// TestJUnitCounts: add counts every ending, writeJUnit gives XML that parses
 // back to the same document with its counts.
-func TestWriteCounts(t *testing.T) {
-	var s Suite
+func TestJUnitCounts(t *testing.T) {
+	var s junitSuite
 	s.Name = "node1"
-	s.Add(Case{Name: "ok", Classname: "node1.etcd"})
-	s.Add(Case{Name: "bad", Classname: "node1.etcd", Failure: &Problem{Message: "expired", Type: "fail", Text: "expired\nfix: renew <&>"}})
-	s.Add(Case{Name: "broken", Classname: "node1.dns", Error: &Problem{Message: "panic", Type: "error"}})
-	s.Add(Case{Name: "later", Classname: "node1.cni", Skipped: &Problem{Message: "not applicable"}})
-	all := Suites{Name: "layercheck verify"}
-	all.Add(s)
-	all.Add(Suite{Name: "cluster", Time: "1.500"})
+	s.add(junitCase{Name: "ok", Classname: "node1.etcd"})
+	s.add(junitCase{Name: "bad", Classname: "node1.etcd", Failure: &junitProblem{Message: "expired", Type: "fail", Text: "expired\nfix: renew <&>"}})
+	s.add(junitCase{Name: "broken", Classname: "node1.dns", Error: &junitProblem{Message: "panic", Type: "error"}})
+	s.add(junitCase{Name: "later", Classname: "node1.cni", Skipped: &junitProblem{Message: "not applicable"}})
+	all := junitSuites{Name: "layercheck verify"}
+	all.add(s)
+	all.add(junitSuite{Name: "cluster", Time: "1.500"})
 
 	var b bytes.Buffer
-	require.NoError(t, Write(&b, all))
+	require.NoError(t, writeJUnit(&b, all))
 	out := b.String()
 	assert.True(t, strings.HasPrefix(out, xml.Header))
 	assert.True(t, strings.HasSuffix(out, "</testsuites>\n"))
 	assert.Contains(t, out, "renew &lt;&amp;&gt;")
 	assert.Contains(t, out, `<testsuite name="node1" tests="4" failures="1" errors="1" skipped="1">`, "no time attribute when unknown")
 
-	var back Suites
+	var back junitSuites
 	require.NoError(t, xml.Unmarshal(b.Bytes(), &back))
 	assert.Equal(t, 4, back.Tests)
 	assert.Equal(t, 1, back.Failures)

@@ -1,4 +1,4 @@
-package fleet
+package output
 
 import (
 	"bytes"
@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/layercheck/layercheck/internal/fleet"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
 	"github.com/layercheck/layercheck/verify/node"
 )
 
-func sampleReport() *Report {
+func sampleFleet() *fleet.Report {
 	node := &node.Report{Host: "node1", Status: verify.StatusFail, Layers: map[string]*verify.LayerReport{
 		"certificates": {Status: verify.StatusFail, Results: []verify.Result{
 			{Layer: "certificates", Check: "certificate:/etc/kubernetes/ssl/apiserver.crt", Status: verify.StatusFail, Msg: "expired", Remediation: "kubeadm certs renew apiserver"},
@@ -21,9 +22,9 @@ func sampleReport() *Report {
 		}},
 		"addons": {Status: verify.StatusSkipped, Results: []verify.Result{{Layer: "addons", Check: "run", Status: verify.StatusSkipped, Msg: "n/a"}}},
 	}}
-	r := NewReport(
-		&HostReport{Host: "node1", Status: node.Status, Report: node},
-		&HostReport{Host: "node2", Status: StatusUnreachable, Msg: "connect to 10.0.0.2:22: connection refused"},
+	r := fleet.NewReport(
+		&fleet.HostReport{Host: "node1", Status: node.Status, Report: node},
+		&fleet.HostReport{Host: "node2", Status: fleet.StatusUnreachable, Msg: "connect to 10.0.0.2:22: connection refused"},
 	)
 	r.AddCluster(&cluster.Report{Server: "https://10.0.0.1:6443", Status: verify.StatusOK, Layers: map[string]*verify.LayerReport{
 		"nodes": {Status: verify.StatusOK, Results: []verify.Result{{Layer: "nodes", Check: "ready", Status: verify.StatusOK, Msg: "3 nodes Ready"}}},
@@ -31,9 +32,9 @@ func sampleReport() *Report {
 	return r
 }
 
-func TestReportJUnit(t *testing.T) {
+func TestFleetJUnit(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, sampleReport().WriteJUnit(&b))
+	require.NoError(t, fleetJUnit(&b, sampleFleet()))
 	var s struct {
 		Tests    int `xml:"tests,attr"`
 		Failures int `xml:"failures,attr"`
@@ -56,11 +57,11 @@ func TestReportJUnit(t *testing.T) {
 	assert.Contains(t, b.String(), "WARN: soon")
 }
 
-func TestReportTextAndMarkdown(t *testing.T) {
-	r := sampleReport()
+func TestFleetTextAndMarkdown(t *testing.T) {
+	r := sampleFleet()
 	assert.Equal(t, verify.StatusError, r.Status)
 	var b bytes.Buffer
-	r.WriteText(&b)
+	fleetText(&b, r)
 	out := b.String()
 	assert.Regexp(t, `node1\s+fail\s+skipped\s+FAIL\n`, out)
 	assert.Contains(t, out, "fatal: [node2]: UNREACHABLE! => connect to 10.0.0.2:22: connection refused")
@@ -68,10 +69,10 @@ func TestReportTextAndMarkdown(t *testing.T) {
 	assert.Contains(t, out, "cluster https://10.0.0.1:6443: OK")
 	assert.Contains(t, out, "2 hosts: 0 ok, 0 warn, 1 failed, 1 unreachable: ERROR")
 	b.Reset()
-	r.WriteMarkdown(&b)
+	fleetMarkdown(&b, r)
 	md := b.String()
 	assert.Contains(t, md, "## layercheck verify: ERROR")
 	assert.Contains(t, md, "| node2 | - | - | **UNREACHABLE** |")
 	assert.Contains(t, md, "- **node1** `certificates` certificate:/etc/kubernetes/ssl/apiserver.crt (fail): expired\n  - fix: kubeadm certs renew apiserver")
-	assert.Error(t, r.Write(&b, "sarif"))
+	assert.EqualError(t, WriteFleet(&b, "sarif", r), `unknown format "sarif" (want text, json, junit, markdown)`)
 }

@@ -1,20 +1,20 @@
-// Package lintreport writes a lint report for CI: SARIF 2.1.0 (GitHub code
-// scanning shows each finding on its file:line:col, with the rule's
-// metadata) and JUnit XML (GitLab, Jenkins).
-package lintreport
+package output
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/layercheck/layercheck/internal/junit"
 	"github.com/layercheck/layercheck/lint"
 )
+
+// SARIF 2.1.0 of a lint report, for GitHub code scanning, which shows each
+// finding on its file:line:col with the rule's metadata.
 
 // SARIFVersion and SARIFSchema are the SARIF version written and the
 // schema it names (OASIS SARIF 2.1.0, errata 01).
@@ -23,9 +23,9 @@ const (
 	SARIFSchema  = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )
 
-// BaseID is the uriBaseId of every finding's file: the directory the
+// SARIFBaseID is the uriBaseId of every finding's file: the directory the
 // locations are relative to (the inventory directory).
-const BaseID = "INVENTORYROOT"
+const SARIFBaseID = "INVENTORYROOT"
 
 type sarifLog struct {
 	Schema  string     `json:"$schema"`
@@ -102,8 +102,8 @@ type sarifLogical struct {
 	Kind string `json:"kind,omitempty"`
 }
 
-// Level is SARIF's level for a lint severity.
-func Level(s lint.Severity) string {
+// SARIFLevel is SARIF's level for a lint severity.
+func SARIFLevel(s lint.Severity) string {
 	switch s {
 	case lint.SeverityError:
 		return "error"
@@ -139,11 +139,11 @@ func SplitWhere(where string) (file string, line, col int) {
 	return file, line, col
 }
 
-// WriteSARIF writes rep as a SARIF 2.1.0 log: every lint rule with its
+// WriteLintSARIF writes rep as a SARIF 2.1.0 log: every lint rule with its
 // metadata, a result per finding at its file:line:col relative to baseDir
 // (the directory the report's locations are relative to); findings from
 // -e have no file and carry the extra vars as a logical location.
-func WriteSARIF(w io.Writer, rep *lint.Report, baseDir, version string) error {
+func WriteLintSARIF(w io.Writer, rep *lint.Report, baseDir, version string) error {
 	rules := lint.Rules()
 	index := map[string]int{}
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "layercheck", InformationURI: "https://github.com/layercheck/layercheck", Version: version}}, Results: []sarifResult{}}
@@ -155,12 +155,12 @@ func WriteSARIF(w io.Writer, rep *lint.Report, baseDir, version string) error {
 		}
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: r.ID, Name: r.ID,
 			ShortDescription:     sarifText{Text: r.Summary},
-			DefaultConfiguration: sarifRuleConfig{Level: Level(r.Severity)},
+			DefaultConfiguration: sarifRuleConfig{Level: SARIFLevel(r.Severity)},
 			Properties:           map[string]string{"severities": strings.Join(sevs, "|")}})
 	}
 	if abs, err := filepath.Abs(baseDir); err == nil {
 		u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs) + "/"}
-		run.OriginalURIBaseIDs = map[string]sarifArtifact{BaseID: {URI: u.String()}}
+		run.OriginalURIBaseIDs = map[string]sarifArtifact{SARIFBaseID: {URI: u.String()}}
 	}
 	if rep.Catalogue != "" {
 		cat, _ := json.Marshal(rep.Catalogue)
@@ -175,7 +175,7 @@ func WriteSARIF(w io.Writer, rep *lint.Report, baseDir, version string) error {
 		if f.Fix != "" {
 			msg += " Fix: " + f.Fix
 		}
-		res := sarifResult{RuleID: f.Rule, RuleIndex: i, Level: Level(f.Severity), Message: sarifText{Text: msg}}
+		res := sarifResult{RuleID: f.Rule, RuleIndex: i, Level: SARIFLevel(f.Severity), Message: sarifText{Text: msg}}
 		props := map[string]any{}
 		if f.Variable != "" {
 			props["variable"] = f.Variable
@@ -197,7 +197,7 @@ func WriteSARIF(w io.Writer, rep *lint.Report, baseDir, version string) error {
 		case f.Where == "-e" || strings.HasPrefix(f.Where, "-e"):
 			res.Locations = []sarifLocation{{LogicalLocations: []sarifLogical{{Name: "extra vars (-e)", Kind: "variable"}}}}
 		case file != "":
-			art := sarifArtifact{URI: uriPath(file), URIBaseID: BaseID}
+			art := sarifArtifact{URI: uriPath(file), URIBaseID: SARIFBaseID}
 			if filepath.IsAbs(file) { // outside the inventory: a file URI of its own
 				art = sarifArtifact{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(file)}).String()}
 			}
@@ -220,52 +220,19 @@ func uriPath(p string) string {
 	return u.EscapedPath()
 }
 
-// WriteJUnit writes rep as JUnit XML: one testsuite, a testcase per
-// finding (errors fail; warnings and info pass with the finding in their
-// output) and one passing testcase per rule that found nothing.
-func WriteJUnit(w io.Writer, rep *lint.Report, name string) error {
-	s := junit.Suite{Name: name}
-	found := map[string]bool{}
-	for _, f := range rep.Findings {
-		found[f.Rule] = true
-		title := f.Rule
-		if f.Variable != "" {
-			title += " " + f.Variable
-		}
-		if f.Where != "" {
-			title += " at " + f.Where
-		}
-		text := f.Message
-		if f.Where != "" {
-			text += "\nwhere: " + f.Where
-		}
-		if len(f.Hosts) > 0 {
-			text += "\nhosts: " + strings.Join(f.Hosts, ", ")
-		}
-		if f.Why != "" {
-			text += "\nwhy: " + f.Why
-		}
-		if f.Fix != "" {
-			text += "\nfix: " + f.Fix
-		}
-		file, line, _ := SplitWhere(f.Where)
-		c := junit.Case{Name: title, Classname: "lint." + f.Rule, Line: line}
-		if file != "-e" {
-			c.File = file
-		}
-		if f.Severity == lint.SeverityError {
-			c.Failure = &junit.Problem{Message: f.Message, Type: string(f.Severity), Text: text}
-		} else {
-			c.SystemOut = strings.ToUpper(string(f.Severity)) + ": " + text
-		}
-		s.Add(c)
+// LintBaseDir is the directory a lint report's locations are relative
+// to: LocationsRelativeTo when the sources are in different directories,
+// else the inventory directory (a directory source, or a file source's
+// directory).
+func LintBaseDir(rep *lint.Report, sources []string) string {
+	if rep.LocationsRelativeTo != "" {
+		return rep.LocationsRelativeTo
 	}
-	for _, r := range lint.Rules() {
-		if !found[r.ID] {
-			s.Add(junit.Case{Name: r.ID + ": no findings", Classname: "lint." + r.ID})
-		}
+	if len(sources) == 0 {
+		return "."
 	}
-	all := junit.Suites{Name: "layercheck lint"}
-	all.Add(s)
-	return junit.Write(w, all)
+	if fi, err := os.Stat(sources[0]); err == nil && fi.IsDir() {
+		return sources[0]
+	}
+	return filepath.Dir(sources[0])
 }

@@ -1,4 +1,4 @@
-package lintreport_test
+package output_test
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/layercheck/layercheck/internal/app"
-	"github.com/layercheck/layercheck/internal/lintreport"
+	"github.com/layercheck/layercheck/internal/output"
 	lintpkg "github.com/layercheck/layercheck/lint"
 	"github.com/layercheck/layercheck/test/testutil"
 )
@@ -88,7 +88,7 @@ func officialSchema(t *testing.T) any {
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	require.NoError(t, err)
 	m, _ := doc.(map[string]any)
-	require.Equal(t, lintreport.SARIFSchema, m["id"], "the module's schema is not the one the log names")
+	require.Equal(t, output.SARIFSchema, m["id"], "the module's schema is not the one the log names")
 	return doc
 }
 
@@ -98,7 +98,7 @@ func TestLintSARIF(t *testing.T) {
 	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
 	require.NoError(t, err)
 
-	official := compile(t, lintreport.SARIFSchema, officialSchema(t))
+	official := compile(t, output.SARIFSchema, officialSchema(t))
 	require.NoError(t, official.Validate(inst))
 
 	// The schema is a real check: a result without a message fails it.
@@ -142,7 +142,7 @@ func TestLintSARIF(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &log))
 	run := log.Runs[0]
-	base := run.OriginalURIBaseIDs[lintreport.BaseID].URI
+	base := run.OriginalURIBaseIDs[output.SARIFBaseID].URI
 	require.True(t, strings.HasPrefix(base, "file:///") && strings.HasSuffix(base, "inventory-samples/broken/"), base)
 	sawBool := false
 	for _, r := range run.Results {
@@ -218,7 +218,7 @@ func TestSplitWhere(t *testing.T) {
 		{"-e", "-e", 0, 0},
 		{"group_vars/k8s_cluster", "group_vars/k8s_cluster", 0, 0},
 	} {
-		f, l, c := lintreport.SplitWhere(tc.in)
+		f, l, c := output.SplitWhere(tc.in)
 		assert.Equal(t, []any{tc.file, tc.line, tc.col}, []any{f, l, c}, tc.in)
 	}
 }
@@ -232,7 +232,7 @@ func TestLintSARIFFileOutsideInventory(t *testing.T) {
 		{Rule: "string-as-bool", Severity: lintpkg.SeverityError, Where: "group_vars/all.yml:2:3", Message: "m"},
 	}}
 	var b bytes.Buffer
-	require.NoError(t, lintreport.WriteSARIF(&b, rep, "/srv/inventory", ""))
+	require.NoError(t, output.WriteLintSARIF(&b, rep, "/srv/inventory", ""))
 	var log struct {
 		Runs []struct {
 			Results []struct {
@@ -253,7 +253,7 @@ func TestLintSARIFFileOutsideInventory(t *testing.T) {
 	assert.Equal(t, "file:///srv/vars/extra.yml", res[0].Locations[0].PhysicalLocation.ArtifactLocation.URI)
 	assert.Empty(t, res[0].Locations[0].PhysicalLocation.ArtifactLocation.URIBaseID)
 	assert.Equal(t, "group_vars/all.yml", res[1].Locations[0].PhysicalLocation.ArtifactLocation.URI)
-	assert.Equal(t, lintreport.BaseID, res[1].Locations[0].PhysicalLocation.ArtifactLocation.URIBaseID)
+	assert.Equal(t, output.SARIFBaseID, res[1].Locations[0].PhysicalLocation.ArtifactLocation.URIBaseID)
 }
 
 // TestLintSARIFEveryResultOnAFile lints inventories that make every kind
