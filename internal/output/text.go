@@ -10,16 +10,77 @@ import (
 	"github.com/layercheck/layercheck/lint/report"
 	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
+	"github.com/layercheck/layercheck/verify/node"
 )
 
-// Text for an operator, of every report: the lint's findings, a fleet
-// run's hosts x layers table, the verify play's report.
+// Text for an operator, of every report: the lint's findings, a node's
+// and the cluster's layers, a fleet run's hosts x layers table, the verify
+// play's report.
 
 // lintText is the lint report's text, which lint/report draws: the
 // inventory_lint module returns it too (its result's text), and the
 // module binary links neither this package nor what it imports.
 func lintText(w io.Writer, rep *lint.Report, o report.TextOptions) {
 	report.WriteText(w, rep, o)
+}
+
+// nodeText prints a node's report: one line per layer (and what its
+// facts add under it, verify.TextDetailer), then each result that is not
+// ok or skipped with its remedy, then the counts.
+func nodeText(w io.Writer, rep *node.Report) {
+	host := rep.Host
+	if host == "" {
+		host = "this node"
+	}
+	fmt.Fprintf(w, "layercheck node: %s (root %s): %s\n", host, rep.Root, strings.ToUpper(string(rep.Status)))
+	for _, n := range rep.OrderedLayers() {
+		lr := rep.Layers[n]
+		fmt.Fprintf(w, "  %-13s %-7s %s, %d ms\n", n, lr.Status, verify.Plural(len(lr.Results), "check"), lr.DurationMS)
+		if d, ok := lr.Facts.(verify.TextDetailer); ok {
+			d.TextDetail(w)
+		}
+	}
+	for _, n := range rep.OrderedLayers() {
+		for _, r := range rep.Layers[n].Results {
+			if r.Status == verify.StatusOK || r.Status == verify.StatusSkipped {
+				continue
+			}
+			fmt.Fprintf(w, "\n[%s] %s %s: %s\n", strings.ToUpper(string(r.Status)), n, r.Check, r.Msg)
+			if r.Remediation != "" {
+				fmt.Fprintf(w, "    fix: %s\n", r.Remediation)
+			}
+		}
+	}
+	s := rep.Summary
+	fmt.Fprintf(w, "\n%d checks: %d ok, %d warn, %d failed, %d skipped, %d errors\n", s.Total, s.OK, s.Warn, s.Failed, s.Skipped, s.Errored)
+}
+
+// clusterText prints the cluster's report: one line per layer, then each
+// result that is not ok with its remedy, then the counts and the API
+// requests made.
+func clusterText(w io.Writer, rep *cluster.Report) {
+	if rep.ServerVersion != "" {
+		fmt.Fprintf(w, "layercheck cluster: %s (%s): %s\n", rep.Server, rep.ServerVersion, strings.ToUpper(string(rep.Status)))
+	} else {
+		fmt.Fprintf(w, "layercheck cluster: %s: %s\n", rep.Server, strings.ToUpper(string(rep.Status)))
+	}
+	for _, n := range rep.OrderedLayers() {
+		lr := rep.Layers[n]
+		fmt.Fprintf(w, "  %-12s %-7s %s, %d ms\n", n, lr.Status, verify.Plural(len(lr.Results), "check"), lr.DurationMS)
+	}
+	for _, n := range rep.OrderedLayers() {
+		for _, r := range rep.Layers[n].Results {
+			if r.Status == verify.StatusOK {
+				continue
+			}
+			fmt.Fprintf(w, "\n[%s] %s %s: %s\n", strings.ToUpper(string(r.Status)), n, r.Check, r.Msg)
+			if r.Remediation != "" {
+				fmt.Fprintf(w, "    fix: %s\n", r.Remediation)
+			}
+		}
+	}
+	s := rep.Summary
+	fmt.Fprintf(w, "\n%d checks: %d ok, %d warn, %d failed, %d skipped, %d errors; %d API requests\n", s.Total, s.OK, s.Warn, s.Failed, s.Skipped, s.Errored, rep.Requests)
 }
 
 // fleetText prints the hosts x layers table, then every unreachable host

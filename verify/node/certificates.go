@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path"
@@ -195,6 +196,26 @@ func (f *CertificatesFacts) Metrics(_ *verify.LayerReport, send func(verify.Samp
 		}
 		send(verify.Sample{Series: seriesCertNotAfter, Value: float64(cp.NotAfter.Unix()),
 			Labels: []string{metricFamilyTrustStoreCopy, cp.Path, cp.SubjectCN, cp.IssuerCN, etcdRenewer}})
+	}
+}
+
+// TextDetail prints one line per certificate family with its earliest
+// expiry and days left, under the layer's line in the text report: the
+// figure an operator plans renewals by (kubeadm's leaves expire after a
+// year, make-ssl-etcd.sh's after 100).
+func (cf *CertificatesFacts) TextDetail(w io.Writer) {
+	if cf == nil {
+		return
+	}
+	names := make([]string, 0, len(cf.Families))
+	for n := range cf.Families {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fi := cf.Families[n]
+		fmt.Fprintf(w, "    %-12s %-5s %16s, earliest expiry %s, %d days left (%s)\n",
+			n, fi.Status, verify.Plural(fi.Count, "certificate"), fi.EarliestExpiry.UTC().Format("2006-01-02"), fi.DaysLeft, fi.EarliestPath)
 	}
 }
 

@@ -1,11 +1,17 @@
 package verify
 
-// A layer whose facts say more than its status exports metric series of
-// its own, declared in the layer's file beside its checks: its facts type
-// implements MetricsExporter. Every value is a gauge. The CLI turns the
-// samples into Prometheus metrics (`layercheck node --format prometheus`,
-// --textfile); this package and the layers stay without Prometheus's
-// client library, which the module binaries do not link.
+import "io"
+
+// What a layer's facts add to the reports beside its status and results,
+// declared in the layer's file beside its checks: metric series
+// (MetricsExporter) and lines under the layer in a node's text report
+// (TextDetailer). The CLI's output package asks every layer's facts for
+// them and knows no layer.
+//
+// Every exported value is a gauge. The CLI turns the samples into
+// Prometheus metrics (`layercheck node --format prometheus`, --textfile);
+// this package and the layers stay without Prometheus's client library,
+// which the module binaries do not link.
 
 // Series is a metric family a layer exports: its name (layercheck_*, in
 // base units), its help text and its label names.
@@ -28,6 +34,14 @@ type Sample struct {
 // results hold verdicts the facts do not). A nil receiver sends nothing.
 type MetricsExporter interface {
 	Metrics(lr *LayerReport, send func(Sample))
+}
+
+// TextDetailer is implemented by the facts of a layer that add lines under
+// the layer's line in a node's text report (`layercheck node`): each line
+// indented by four spaces and ending with a newline. A nil receiver
+// writes nothing.
+type TextDetailer interface {
+	TextDetail(w io.Writer)
 }
 
 // Gauge01 is 1 for true, 0 for false.

@@ -1,10 +1,7 @@
-package metrics
+package output
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,24 +12,15 @@ import (
 	"github.com/layercheck/layercheck/verify/node"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.prom")
-
-// golden compares the text exposition of what c collects with
-// testdata/<name>.prom byte for byte (-update rewrites the file).
-func golden(t *testing.T, name string, c prometheus.Collector) {
+// goldenMetrics compares the text exposition of what c collects with
+// testdata/<name>.prom.
+func goldenMetrics(t *testing.T, name string, c prometheus.Collector) {
 	t.Helper()
-	reg, err := NewRegistry(c)
+	reg, err := newRegistry(c)
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, reg))
-	path := filepath.Join("testdata", name+".prom")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run the test with -update to create it, then review it")
-	require.Equal(t, string(want), buf.String(), "differs from %s (rerun with -update after checking)", path)
+	require.NoError(t, writeMetrics(&buf, reg))
+	golden(t, name+".prom", buf.Bytes())
 }
 
 // Every family a node run writes, from layers with all their facts: each
@@ -73,7 +61,7 @@ func TestNodeExpositionGolden(t *testing.T) {
 		}}}
 	rep := &node.Report{Layers: map[string]*verify.LayerReport{"certificates": certs, "etcd": etcd, "dns": dns,
 		"kubelet": {Status: verify.StatusOK, DurationMS: 3}, "addons": {Status: verify.StatusSkipped}}}
-	golden(t, "node", &Collector{Scope: ScopeNode, Layers: rep.Layers, Run: Run{Start: time.Date(2026, 12, 3, 9, 0, 0, 123456789, time.UTC), Duration: 2500 * time.Millisecond}})
+	goldenMetrics(t, "node", &collector{Scope: scopeNode, Layers: rep.Layers, Run: Run{Start: time.Date(2026, 12, 3, 9, 0, 0, 123456789, time.UTC), Duration: 2500 * time.Millisecond}})
 }
 
 func TestClusterExpositionGolden(t *testing.T) {
@@ -82,5 +70,5 @@ func TestClusterExpositionGolden(t *testing.T) {
 		"cni":   {Status: verify.StatusFail, DurationMS: 5},
 		"probe": {Status: verify.StatusError},
 	}
-	golden(t, "cluster", &Collector{Scope: ScopeCluster, Layers: layers, Run: Run{Start: time.Unix(1796287659, 0), Duration: time.Second}})
+	goldenMetrics(t, "cluster", &collector{Scope: scopeCluster, Layers: layers, Run: Run{Start: time.Unix(1796287659, 0), Duration: time.Second}})
 }

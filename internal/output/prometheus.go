@@ -1,19 +1,18 @@
-// Package metrics renders the reports of `layercheck node` and `layercheck
-// cluster` as Prometheus metrics: a private registry per run holding one
-// collector that walks the report's layers, written in the text exposition
-// format (expfmt) to a writer or atomically to node_exporter's textfile
-// directory. Every layer gets its status and duration; a layer whose facts
-// export series of their own (verify.MetricsExporter, declared in the
-// layer's file beside its checks) adds them. This package knows no layer.
+package output
+
+// Prometheus metrics of a node's or the cluster's report (`layercheck node`
+// and `layercheck cluster` --format prometheus, --textfile): a private
+// registry per run holding one collector that walks the report's layers,
+// written in the text exposition format (expfmt) to a writer or atomically
+// to node_exporter's textfile directory. Every layer gets its status and
+// duration; a layer whose facts export series of their own
+// (verify.MetricsExporter, declared in the layer's file beside its checks)
+// adds them. Nothing here knows a layer.
 //
 // Every metric is named layercheck_*, in base units, and its labels take
 // only values bounded by the node's layout: certificate files, etcd
 // endpoints, DNS tiers, layers and statuses. The values come from the
 // reports as they are; nothing here reads the node again.
-//
-// Only the CLI links this package: the Ansible module binaries stay
-// without prometheus/client_golang.
-package metrics
 
 import (
 	"io"
@@ -36,8 +35,8 @@ type Run struct {
 
 // Scopes: the scope label of the metrics every run has.
 const (
-	ScopeNode    = "node"
-	ScopeCluster = "cluster"
+	scopeNode    = "node"
+	scopeCluster = "cluster"
 )
 
 // Statuses are the values of layercheck_layer_status's status label, one
@@ -59,9 +58,9 @@ var (
 		[]string{"scope"}, nil)
 )
 
-// NewRegistry returns a private registry (pedantic: it checks that what
+// newRegistry returns a private registry (pedantic: it checks that what
 // the collector sends matches what it describes) holding c.
-func NewRegistry(c prometheus.Collector) (*prometheus.Registry, error) {
+func newRegistry(c prometheus.Collector) (*prometheus.Registry, error) {
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(c); err != nil {
 		return nil, err
@@ -69,8 +68,8 @@ func NewRegistry(c prometheus.Collector) (*prometheus.Registry, error) {
 	return reg, nil
 }
 
-// Write writes what g gathers in the Prometheus text exposition format.
-func Write(w io.Writer, g prometheus.Gatherer) error {
+// writeMetrics writes what g gathers in the Prometheus text exposition format.
+func writeMetrics(w io.Writer, g prometheus.Gatherer) error {
 	mfs, err := g.Gather()
 	if err != nil {
 		return err
@@ -84,30 +83,30 @@ func Write(w io.Writer, g prometheus.Gatherer) error {
 	return nil
 }
 
-// WriteTextfile writes what g gathers to dir/name for node_exporter's
+// writeTextfile writes what g gathers to dir/name for node_exporter's
 // textfile collector, atomically: a temporary file in dir (whose name does
 // not end in .prom, so the collector never reads it half-written), made
 // readable by all (0644, node_exporter runs as its own user), renamed over
 // the file.
-func WriteTextfile(dir, name string, g prometheus.Gatherer) error {
+func writeTextfile(dir, name string, g prometheus.Gatherer) error {
 	return prometheus.WriteToTextfile(filepath.Join(dir, name), g)
 }
 
-// Collector collects the metrics of a `layercheck node` (Scope
-// ScopeNode) or `layercheck cluster` (ScopeCluster) run: each layer's
+// collector collects the metrics of a `layercheck node` (Scope
+// scopeNode) or `layercheck cluster` (scopeCluster) run: each layer's
 // status and duration, what each layer exports, the run's start and
 // duration.
-type Collector struct {
+type collector struct {
 	Scope  string
 	Layers map[string]*verify.LayerReport
 	Run    Run
 }
 
 // Describe sends the descriptors of what Collect sends.
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
 // Collect sends the run's metrics and every layer's.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for name, lr := range c.Layers {
 		for _, st := range Statuses {
 			ch <- prometheus.MustNewConstMetric(descLayerStatus, prometheus.GaugeValue, verify.Gauge01(lr.Status == st), c.Scope, name, string(st))

@@ -1,18 +1,17 @@
-package app
+package output_test
 
 import (
 	"bytes"
-	"flag"
-	"io"
-	"os"
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/layercheck/layercheck/internal/app"
 	"github.com/layercheck/layercheck/internal/fleet"
-	"github.com/layercheck/layercheck/internal/metrics"
 	"github.com/layercheck/layercheck/internal/output"
 	"github.com/layercheck/layercheck/test/testutil"
 	"github.com/layercheck/layercheck/verify"
@@ -20,20 +19,10 @@ import (
 	"github.com/layercheck/layercheck/verify/node"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/formats/*")
-
-// goldenFormat compares got with testdata/formats/<name> byte for byte
-// (-update rewrites the file).
+// goldenFormat compares got with testdata/formats/<name>.
 func goldenFormat(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "formats", name)
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run the test with -update to create it, then review it")
-	require.Equal(t, string(want), string(got), "differs from %s (rerun with -update after checking)", path)
+	output.Golden(t, filepath.Join("formats", name), got)
 }
 
 // formatsNode is a node report with a failure, a warning, an error, a
@@ -94,21 +83,20 @@ func formatsFleet(withCluster bool) *fleet.Report {
 func TestFormatsGolden(t *testing.T) {
 	broken := filepath.Join("..", "..", "inventory-samples", "broken")
 	for _, f := range []string{"text", "json", "sarif", "junit"} {
-		out, errOut, code := runCLI(t, "lint", "-i", broken, "--format", f)
-		require.Equal(t, 1, code, errOut)
+		var out, errOut bytes.Buffer
+		err := app.Run(context.Background(), []string{"lint", "-i", broken, "--format", f}, app.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		require.Equal(t, 1, app.ExitCode(err), "%v: %s", err, errOut.String())
 		// The JSON and SARIF say where the locations are relative to, an
 		// absolute path: the checkout's is written as <repo>.
-		goldenFormat(t, "lint."+f, bytes.ReplaceAll([]byte(out), []byte(testutil.RepoRoot()), []byte("<repo>")))
+		goldenFormat(t, "lint."+f, bytes.ReplaceAll(out.Bytes(), []byte(testutil.RepoRoot()), []byte("<repo>")))
 	}
-	run := metrics.Run{Start: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC), Duration: 1500 * time.Millisecond}
-	for _, f := range checkFormats {
+	run := output.Run{Start: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC), Duration: 1500 * time.Millisecond}
+	for _, f := range output.CheckFormats {
 		var b bytes.Buffer
-		n := formatsNode()
-		require.NoError(t, writeCheckReport(&b, f, "layercheck node", n, nil, run, n.WriteText))
+		require.NoError(t, output.WriteCheck(&b, f, output.Check{Node: formatsNode(), Title: "layercheck node", Run: run}))
 		goldenFormat(t, "node."+f, b.Bytes())
 		b.Reset()
-		c := formatsCluster()
-		require.NoError(t, writeCheckReport(&b, f, "layercheck cluster", nil, c, run, func(w io.Writer) { writeClusterText(w, c) }))
+		require.NoError(t, output.WriteCheck(&b, f, output.Check{Cluster: formatsCluster(), Title: "layercheck cluster", Run: run}))
 		goldenFormat(t, "cluster."+f, b.Bytes())
 	}
 	for _, f := range output.FleetFormats {

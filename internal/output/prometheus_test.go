@@ -1,4 +1,4 @@
-package metrics
+package output
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func render(t *testing.T, reg interface {
 }) map[string][]string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, reg))
+	require.NoError(t, writeMetrics(&buf, reg))
 	problems, err := promlint.New(bytes.NewReader(buf.Bytes())).Lint()
 	require.NoError(t, err)
 	assert.Empty(t, problems)
@@ -67,7 +67,7 @@ func TestNodeMetricsBroken(t *testing.T) {
 		}}}
 	start := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	rep := &node.Report{Layers: map[string]*verify.LayerReport{"etcd": etcd, "dns": dns}}
-	reg, err := NewRegistry(&Collector{Scope: ScopeNode, Layers: rep.Layers, Run: Run{Start: start, Duration: 2500 * time.Millisecond}})
+	reg, err := newRegistry(&collector{Scope: scopeNode, Layers: rep.Layers, Run: Run{Start: start, Duration: 2500 * time.Millisecond}})
 	require.NoError(t, err)
 	got := render(t, reg)
 
@@ -89,7 +89,7 @@ func TestNodeMetricsBroken(t *testing.T) {
 		"etcd": {Status: verify.StatusSkipped, Facts: &node.EtcdFacts{}},
 		"dns":  {Status: verify.StatusWarn, Facts: &node.DNSFacts{}},
 	}}
-	reg, err = NewRegistry(&Collector{Scope: ScopeNode, Layers: rep.Layers, Run: Run{Start: start}})
+	reg, err = newRegistry(&collector{Scope: scopeNode, Layers: rep.Layers, Run: Run{Start: start}})
 	require.NoError(t, err)
 	got = render(t, reg)
 	for _, name := range []string{"layercheck_etcd_endpoint_healthy", "layercheck_etcd_has_leader", "layercheck_dns_tier_up", "layercheck_dns_resolver_loop_hazard"} {
@@ -104,7 +104,7 @@ func TestClusterMetrics(t *testing.T) {
 		"cni":   {Status: verify.StatusFail, DurationMS: 5},
 		"probe": {Status: verify.StatusError},
 	}
-	reg, err := NewRegistry(&Collector{Scope: ScopeCluster, Layers: layers, Run: Run{Start: time.Unix(1796287659, 0), Duration: time.Second}})
+	reg, err := newRegistry(&collector{Scope: scopeCluster, Layers: layers, Run: Run{Start: time.Unix(1796287659, 0), Duration: time.Second}})
 	require.NoError(t, err)
 	got := render(t, reg)
 	assert.Len(t, got["layercheck_layer_status"], 3*len(Statuses))
@@ -131,13 +131,13 @@ func TestCollectorWalksEveryExporter(t *testing.T) {
 	series := &verify.Series{Name: "layercheck_widgets", Help: "Widgets a layer counted.", Labels: []string{"kind"}}
 	layers := map[string]*verify.LayerReport{"widget": {Status: verify.StatusOK,
 		Facts: exporter{{Series: series, Value: 3, Labels: []string{"round"}}}}}
-	reg, err := NewRegistry(&Collector{Scope: ScopeNode, Layers: layers})
+	reg, err := newRegistry(&collector{Scope: scopeNode, Layers: layers})
 	require.NoError(t, err)
 	assert.Equal(t, []string{`{kind="round"} 3`}, render(t, reg)["layercheck_widgets"])
 
 	layers["widget"].Facts = exporter{{Series: series, Value: 3}}
-	reg, err = NewRegistry(&Collector{Scope: ScopeNode, Layers: layers})
+	reg, err = newRegistry(&collector{Scope: scopeNode, Layers: layers})
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	assert.ErrorContains(t, Write(&buf, reg), "inconsistent label cardinality")
+	assert.ErrorContains(t, writeMetrics(&buf, reg), "inconsistent label cardinality")
 }
