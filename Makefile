@@ -5,7 +5,8 @@ GO ?= go
 export CGO_ENABLED := 0
 
 # layercheck is the CLI, shipped beside the modules for the monitor role,
-# which installs it on the nodes (`layercheck node --textfile`).
+# which installs it on the nodes (`layercheck node --textfile`), and for the
+# verify role's report, which it draws on the controller (`layercheck report`).
 MODULES := inventory_lint node_facts cluster_facts layercheck
 ARCHES  := amd64 arm64
 # The per-arch binaries live in plugins/bin, not plugins/modules: Ansible

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/layercheck/layercheck/redact"
+	"github.com/layercheck/layercheck/verify"
 )
 
 // Streams are the command's input and outputs, so tests can capture them.
@@ -35,6 +36,16 @@ type ExitError struct {
 }
 
 func (e *ExitError) Error() string { return e.Msg }
+
+// verdict is the exit of `layercheck node`, `layercheck cluster` and
+// `layercheck verify` for a report's status: 1 when a check failed or
+// could not run, else none.
+func verdict(st verify.Status) error {
+	if st == verify.StatusFail || st == verify.StatusError {
+		return &ExitError{Code: 1}
+	}
+	return nil
+}
 
 type command struct {
 	name    string

@@ -3,17 +3,15 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/metrics"
+	"github.com/layercheck/layercheck/internal/output"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
 	"github.com/layercheck/layercheck/parser/ansiblebool"
-	"github.com/layercheck/layercheck/verify"
 	"github.com/layercheck/layercheck/verify/cluster"
 )
 
@@ -33,7 +31,7 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	fs.str(&req.Kubeconfig, "", "kubeconfig", "FILE", "", "kubeconfig file (default: $K8S_AUTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config)")
 	fs.str(&req.Context, "", "context", "NAME", "", "kubeconfig context (default: its current-context)")
 	format := "text"
-	fs.str(&format, "", "format", "text|json|junit|markdown|prometheus", "text", "output format (default text)")
+	fs.str(&format, "", "format", strings.Join(output.CheckFormats, "|"), "text", "output format (default text)")
 	var textfile string
 	fs.str(&textfile, "", "textfile", "DIR", "", "also write the metrics to DIR/layercheck_cluster.prom, atomically, for node_exporter's textfile collector")
 	fs.multi(&layers, "", "layer", "LAYER", "run only this layer (repeatable; default all: "+strings.Join(cluster.LayerNames(), ", ")+")")
@@ -57,7 +55,7 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 	if len(inv) == 0 {
 		return fs.usageError("no inventory given (-i)")
 	}
-	if !contains(checkFormats, format) {
+	if !contains(output.CheckFormats, format) {
 		return fs.usageError(fmt.Sprintf("--format %q: %s", format, checkFormatsWant))
 	}
 	opts, warnings, err := ClusterOptions(inv, extra)
@@ -75,18 +73,19 @@ does. Exit 0 when no check failed, 1 when one did, 2 on bad usage.`)
 		req.Probe.Enabled = &f
 	}
 	req.Timeout, req.Probe.Timeout, req.Probe.CleanupTimeout = timeout.Seconds(), probeTimeout.Seconds(), cleanupTimeout.Seconds()
-	run := metrics.Run{Start: timeNow()}
+	run := output.Run{Start: timeNow()}
 	rep, err := cluster.RunRequest(ctx, &req)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "cluster: " + err.Error()}
 	}
 	run.Duration = timeNow().Sub(run.Start)
+	c := output.Check{Cluster: rep, Title: "layercheck cluster", Run: run}
 	if textfile != "" {
-		if err := writeTextfile(textfile, "layercheck_cluster.prom", nil, rep, run); err != nil {
+		if err := c.WriteTextfile(textfile, "layercheck_cluster.prom"); err != nil {
 			return &ExitError{Code: 2, Msg: "cluster: " + err.Error()}
 		}
 	}
-	if err := writeCheckReport(s.Out, format, "layercheck cluster", nil, rep, run, func(w io.Writer) { writeClusterText(w, rep) }); err != nil {
+	if err := output.WriteCheck(s.Out, format, c); err != nil {
 		return err
 	}
 	return verdict(rep.Status)
@@ -298,31 +297,6 @@ func setOption(f reflect.Value, v *parser.Value) error {
 		// groups: taken from the inventory itself
 	}
 	return nil
-}
-
-func writeClusterText(w io.Writer, rep *cluster.Report) {
-	if rep.ServerVersion != "" {
-		fmt.Fprintf(w, "layercheck cluster: %s (%s): %s\n", rep.Server, rep.ServerVersion, strings.ToUpper(string(rep.Status)))
-	} else {
-		fmt.Fprintf(w, "layercheck cluster: %s: %s\n", rep.Server, strings.ToUpper(string(rep.Status)))
-	}
-	for _, n := range rep.OrderedLayers() {
-		lr := rep.Layers[n]
-		fmt.Fprintf(w, "  %-12s %-7s %s, %d ms\n", n, lr.Status, verify.Plural(len(lr.Results), "check"), lr.DurationMS)
-	}
-	for _, n := range rep.OrderedLayers() {
-		for _, r := range rep.Layers[n].Results {
-			if r.Status == verify.StatusOK {
-				continue
-			}
-			fmt.Fprintf(w, "\n[%s] %s %s: %s\n", strings.ToUpper(string(r.Status)), n, r.Check, r.Msg)
-			if r.Remediation != "" {
-				fmt.Fprintf(w, "    fix: %s\n", r.Remediation)
-			}
-		}
-	}
-	s := rep.Summary
-	fmt.Fprintf(w, "\n%d checks: %d ok, %d warn, %d failed, %d skipped, %d errors; %d API requests\n", s.Total, s.OK, s.Warn, s.Failed, s.Skipped, s.Errored, rep.Requests)
 }
 
 // clusterRoleVars sets what roles/verify/tasks/cluster.yml hands

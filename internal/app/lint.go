@@ -11,6 +11,7 @@ import (
 
 	"github.com/layercheck/layercheck/clusterstate"
 	"github.com/layercheck/layercheck/internal/fleet"
+	"github.com/layercheck/layercheck/internal/output"
 	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/lint"
@@ -65,7 +66,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	fs.multi(&extra, "e", "extra-vars", "EXTRA", "extra vars as for ansible-playbook: k=v, @file, or JSON/YAML; repeatable")
 	format, version, color := "text", "", "auto"
 	var listRules, quiet, verbose bool
-	fs.str(&format, "", "format", "text|json|sarif|junit", "text", "output format (default text); json is the lint report, sarif SARIF 2.1.0 for code scanning, junit JUnit XML")
+	fs.str(&format, "", "format", strings.Join(output.LintFormats, "|"), "text", "output format (default text); json is the lint report, sarif SARIF 2.1.0 for code scanning, junit JUnit XML")
 	fs.str(&version, "", "kubespray-version", "VERSION", "", "use this bundled kubespray catalogue instead of the kubespray checkout the inventory lives in")
 	var kubesprayDir string
 	fs.str(&kubesprayDir, "", "kubespray-dir", "PATH", "", "read the kubespray checkout at PATH (a submodule, a sibling directory, a fork) at run time; default: the checkout the inventory lives in, else a submodule or directory named kubespray in the inventory's git repository or beside it")
@@ -115,7 +116,7 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 	if len(inv) == 0 {
 		return fs.usageError("no inventory given (-i)")
 	}
-	if format != "text" && format != "json" && format != "sarif" && format != "junit" {
+	if !contains(output.LintFormats, format) {
 		return fs.usageError(fmt.Sprintf("--format must be text, json, sarif or junit, not %q", format))
 	}
 	useColor, err := colorWanted(color, s.Out)
@@ -209,16 +210,12 @@ func runLint(ctx context.Context, args []string, s Streams) error {
 		Suppressed: report.SuppressedCounts(rep)}
 	if format == "json" && rep.LocationsRelativeTo == "" {
 		// JSON names the directory its locations are relative to always
-		rep.LocationsRelativeTo = lintBaseDir(rep, inv)
+		rep.LocationsRelativeTo = output.LintBaseDir(rep, inv)
 		if abs, err := filepath.Abs(rep.LocationsRelativeTo); err == nil {
 			rep.LocationsRelativeTo = abs
 		}
 	}
-	if format == "sarif" || format == "junit" {
-		if err := writeLintReport(s.Out, format, rep, inv); err != nil {
-			return err
-		}
-	} else if err := writeReport(s.Out, format, rep, func(w io.Writer) { report.WriteText(w, rep, opts) }); err != nil {
+	if err := output.WriteLint(s.Out, format, output.Lint{Report: rep, Sources: inv, Text: opts}); err != nil {
 		return err
 	}
 	if rep.Errors > 0 && writeBaseline == "" {

@@ -220,7 +220,7 @@ func TestHelpAndVersionOfEveryCommand(t *testing.T) {
 		names = append(names, n)
 		assert.Contains(t, out, "\n  "+n+" ", "top-level help lists %s", n)
 	}
-	require.Len(t, names, 6, "commands: %v", names)
+	require.Len(t, names, 7, "commands: %v", names)
 	for _, n := range names {
 		for _, h := range []string{"--help", "-h"} {
 			out, errOut, code := runCLI(t, n, h)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/layercheck/layercheck/internal/metrics"
+	"github.com/layercheck/layercheck/internal/output"
 	"github.com/layercheck/layercheck/parser"
 	"github.com/layercheck/layercheck/parser/ansiblebool"
 	"github.com/layercheck/layercheck/verify/node"
@@ -21,6 +21,9 @@ import (
 func init() {
 	register("node", "verify this node after cluster.yml, layer by layer (no Ansible needed)", runNode)
 }
+
+// checkFormatsWant says which --format values node and cluster take.
+const checkFormatsWant = "want text, json, junit, markdown or prometheus"
 
 // runNode is `layercheck node [--root DIR] [--format text|json] ...`: the
 // node_facts module's checks for an operator on the node. Exit 0 when no
@@ -31,7 +34,7 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 2 on bad usage.`)
 	req := node.Request{Options: node.NewOptions()}
 	format := "text"
-	fs.str(&format, "", "format", "text|json|junit|markdown|prometheus", "text", "output format (default text)")
+	fs.str(&format, "", "format", strings.Join(output.CheckFormats, "|"), "text", "output format (default text)")
 	var textfile string
 	fs.str(&textfile, "", "textfile", "DIR", "", "also write the metrics to DIR/layercheck.prom, atomically, for node_exporter's textfile collector")
 	fs.str(&req.Root, "", "root", "DIR", "/", "the node's filesystem root (default /)")
@@ -55,7 +58,7 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 	if fs.fs.NArg() > 0 {
 		return fs.usageError(fmt.Sprintf("takes no arguments, got %q", fs.fs.Args()))
 	}
-	if !contains(checkFormats, format) {
+	if !contains(output.CheckFormats, format) {
 		return fs.usageError(fmt.Sprintf("--format %q: %s", format, checkFormatsWant))
 	}
 	if file, ok := strings.CutPrefix(vars, "@"); ok {
@@ -100,18 +103,19 @@ module does, without Ansible. Exit 0 when no check failed, 1 when one did,
 	}
 	req.Layers, req.Skip = layers, skip
 	req.LayerTimeout, req.NetTimeout = timeout.Seconds(), netTimeout.Seconds()
-	run := metrics.Run{Start: timeNow()}
+	run := output.Run{Start: timeNow()}
 	rep, err := node.RunRequest(ctx, &req)
 	if err != nil {
 		return &ExitError{Code: 2, Msg: "node: " + err.Error()}
 	}
 	run.Duration = timeNow().Sub(run.Start)
+	c := output.Check{Node: rep, Title: "layercheck node", Run: run}
 	if textfile != "" {
-		if err := writeTextfile(textfile, "layercheck.prom", rep, nil, run); err != nil {
+		if err := c.WriteTextfile(textfile, "layercheck.prom"); err != nil {
 			return &ExitError{Code: 2, Msg: "node: " + err.Error()}
 		}
 	}
-	if err := writeCheckReport(s.Out, format, "layercheck node", rep, nil, run, rep.WriteText); err != nil {
+	if err := output.WriteCheck(s.Out, format, c); err != nil {
 		return err
 	}
 	return verdict(rep.Status)

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/layercheck/layercheck/internal/fleet"
+	"github.com/layercheck/layercheck/internal/output"
 	"github.com/layercheck/layercheck/internal/sshconn"
 	"github.com/layercheck/layercheck/parser"
 	"github.com/layercheck/layercheck/redact"
@@ -37,7 +38,7 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	var inv, extra, layers, skip multiFlag
 	fs.multi(&inv, "i", "inventory", "INVENTORY", "inventory source as for ansible-playbook (repeatable)")
 	fs.multi(&extra, "e", "extra-vars", "EXTRA", "extra vars as for ansible-playbook -e (repeatable)")
-	var limitV, kubeconfigV, output, nowV string
+	var limitV, kubeconfigV, outputV, nowV string
 	limit, kubeconfig, now := &limitV, &kubeconfigV, &nowV
 	fs.str(limit, "", "limit", "HOSTS", "", "only these hosts or groups, comma-separated")
 	fs.str(kubeconfig, "", "kubeconfig", "FILE", "", "run the cluster layers once with this kubeconfig")
@@ -47,8 +48,8 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	fs.integer(forks, "forks", "N", 50, "hosts checked at once (default 50)")
 	formatV := "text"
 	format := &formatV
-	fs.str(format, "", "format", strings.Join(fleet.Formats, "|"), "text", "output format (default text)")
-	fs.str(&output, "", "output", "FILE", "", "write the report to this file (default: standard output)")
+	fs.str(format, "", "format", strings.Join(output.FleetFormats, "|"), "text", "output format (default text)")
+	fs.str(&outputV, "", "output", "FILE", "", "write the report to this file (default: standard output)")
 	var acceptNewV bool
 	acceptNew := &acceptNewV
 	fs.boolean(acceptNew, "", "accept-new-host-keys", "add unknown host keys to known_hosts (as StrictHostKeyChecking=accept-new); changed keys are still refused")
@@ -62,15 +63,15 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	if help, err := fs.parse(args, s); help || err != nil {
 		return err
 	}
-	outputFile := &output
+	outputFile := &outputV
 	if fs.fs.NArg() > 0 {
 		return fs.usageError(fmt.Sprintf("verify takes no arguments, got %q", fs.fs.Args()))
 	}
 	if len(inv) == 0 {
 		return fs.usageError("no inventory given (-i)")
 	}
-	if !contains(fleet.Formats, *format) {
-		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify: --format %q: want %s", *format, strings.Join(fleet.Formats, ", "))}
+	if !contains(output.FleetFormats, *format) {
+		return &ExitError{Code: 2, Msg: fmt.Sprintf("verify: --format %q: want %s", *format, strings.Join(output.FleetFormats, ", "))}
 	}
 	if msg := checkClusterFrom(); msg != "" {
 		return &ExitError{Code: 2, Msg: "verify: " + msg}
@@ -154,7 +155,7 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 		defer f.Close()
 		w = f
 	}
-	if err := rep.Write(w, *format); err != nil {
+	if err := output.WriteFleet(w, *format, rep); err != nil {
 		return err
 	}
 	return verdict(rep.Status)

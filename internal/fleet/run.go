@@ -64,13 +64,6 @@ type Report struct {
 	Title string `json:"-"`
 }
 
-func (r *Report) title() string {
-	if r.Title != "" {
-		return r.Title
-	}
-	return "layercheck verify"
-}
-
 // AddCluster folds the cluster layers' report into the run's status.
 func (r *Report) AddCluster(c *cluster.Report) {
 	r.Cluster = c

@@ -13,6 +13,9 @@ when the task has ``delegate_to``) from its ``ansible_system`` and
 ``ansible_architecture`` facts, gathering the ``platform`` fact subset when
 they are unknown, and runs it through ``_execute_module`` so that check
 mode, async, become and the remote tmp dir behave as for any module.
+
+An action that runs a binary on the controller itself (verify_report runs
+``layercheck report``) finds it with ``controller_binary``.
 """
 from __future__ import annotations
 
@@ -29,6 +32,25 @@ SYSTEMS = {"Linux": "linux"}
 ARCHES = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
 
+HINT = "build it with `make modules` in a layercheck checkout, or install a collection release that ships it"
+
+
+def controller_binary(name, action):
+    """The path of plugins/bin/<name>_<os>_<arch> of this collection for the
+    controller's platform, which an action runs on the controller itself
+    (not as a module on a host); AnsibleActionFail naming the binary looked
+    for when there is none."""
+    system, arch = _platform.system(), _platform.machine()
+    goos, goarch = SYSTEMS.get(system), ARCHES.get(arch)
+    binary = "%s_%s_%s" % (name, goos or system.lower(), goarch or arch)
+    bindir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin")
+    path = os.path.join(bindir, binary)
+    if not (goos and goarch and os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise AnsibleActionFail("%s: no layercheck binary for %s/%s on the controller (looked for %s): %s"
+                                % (action, goos or system, goarch or arch, path, HINT))
+    return path
+
+
 class BinaryModuleAction(ActionBase):
     """Base class of the collection's binary-module actions.
 
@@ -39,7 +61,7 @@ class BinaryModuleAction(ActionBase):
     _supports_check_mode = True
     _supports_async = True
 
-    BINARY_HINT = "build it with `make modules` in a layercheck checkout, or install a collection release that ships it"
+    BINARY_HINT = HINT
 
     def module_args(self, task_vars):
         """The arguments passed to the binary (default: the task's)."""

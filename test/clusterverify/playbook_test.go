@@ -28,7 +28,8 @@ var (
 
 // collection lays out layercheck.kubespray from this checkout (links to
 // meta, roles, plugins, playbooks/verify.yml) with freshly built
-// node_facts and cluster_facts binaries for this machine.
+// node_facts and cluster_facts binaries for this machine, and layercheck,
+// which draws the report.
 func collection(t *testing.T) string {
 	t.Helper()
 	collOnce.Do(func() {
@@ -37,7 +38,7 @@ func collection(t *testing.T) string {
 			collErr = err
 			return
 		}
-		if collErr = testutil.LayOutCollection(dir, "node_facts", "cluster_facts"); collErr == nil {
+		if collErr = testutil.LayOutCollection(dir, "node_facts", "cluster_facts", "layercheck"); collErr == nil {
 			collDir = dir
 		}
 	})

@@ -43,7 +43,7 @@ func TestBenchFleet(t *testing.T) {
 	work := t.TempDir()
 	cli := testutil.BuildCLI(t, work)
 	coll := filepath.Join(work, "collections")
-	require.NoError(t, testutil.LayOutCollection(coll, "node_facts"))
+	require.NoError(t, testutil.LayOutCollection(coll, "node_facts", "layercheck"))
 	playbook := filepath.Join(coll, "ansible_collections", "layercheck", "kubespray", "playbooks", "verify.yml")
 	python, err := exec.LookPath("python3")
 	require.NoError(t, err, "ansible-playbook needs python3 on the (simulated) hosts")

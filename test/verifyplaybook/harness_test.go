@@ -41,14 +41,15 @@ func TestMain(m *testing.M) {
 }
 
 // collection lays out the layercheck.kubespray collection from this
-// checkout (links to meta, roles, plugins, playbooks/verify.yml) with a
-// freshly built node_facts_linux_<arch> binary, and returns the directory to
-// use as ANSIBLE_COLLECTIONS_PATH.
+// checkout (links to meta, roles, plugins, playbooks/verify.yml) with
+// freshly built node_facts_linux_<arch> and layercheck_linux_<arch> (which
+// draws the report) binaries, and returns the directory to use as
+// ANSIBLE_COLLECTIONS_PATH.
 func collection(t *testing.T) string {
 	t.Helper()
 	collOnce.Do(func() {
 		dir := filepath.Join(tmpRoot, "collections")
-		if collErr = testutil.LayOutCollection(dir, "node_facts"); collErr == nil {
+		if collErr = testutil.LayOutCollection(dir, "node_facts", "layercheck"); collErr == nil {
 			collDir = dir
 		}
 	})
@@ -127,19 +128,22 @@ func collectionsPath(coll, target string) string {
 	return coll
 }
 
-// checkoutModule builds node_facts for this machine into the checkout's
-// plugins/bin, as `make modules` does (the file is git-ignored), via a
-// rename so a concurrent reader never sees half a binary.
+// checkoutModule builds node_facts and layercheck (which draws the
+// report) for this machine into the checkout's plugins/bin, as `make
+// modules` does (the files are git-ignored), each via a rename so a
+// concurrent reader never sees half a binary.
 func checkoutModule(t *testing.T) {
 	t.Helper()
-	dst := filepath.Join(testutil.RepoRoot(), "plugins", "bin", "node_facts_linux_"+runtime.GOARCH)
-	must(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-	tmp := dst + fmt.Sprintf(".tmp%d", os.Getpid())
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, "./cmd/node_facts")
-	cmd.Dir = testutil.RepoRoot()
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/node_facts: %v\n%s", err, out)
+	for _, m := range []string{"node_facts", "layercheck"} {
+		dst := filepath.Join(testutil.RepoRoot(), "plugins", "bin", m+"_linux_"+runtime.GOARCH)
+		must(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+		tmp := dst + fmt.Sprintf(".tmp%d", os.Getpid())
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, "./cmd/"+m)
+		cmd.Dir = testutil.RepoRoot()
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./cmd/%s: %v\n%s", m, err, out)
+		}
+		must(t, os.Rename(tmp, dst))
 	}
-	must(t, os.Rename(tmp, dst))
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path"
@@ -145,6 +146,77 @@ type CertCopy struct {
 	DaysLeft  int           `json:"days_left"`
 	Current   bool          `json:"current"`
 	Status    verify.Status `json:"status"`
+}
+
+// The certificates layer's metrics: each certificate's not_after, labelled
+// with its family and the tool that renews it, so alerts name the fix.
+var seriesCertNotAfter = &verify.Series{Name: "layercheck_certificate_not_after_timestamp_seconds",
+	Help:   "Time a certificate on this node expires (its not_after), in seconds since the Unix epoch; family kubeadm, etcd (make-ssl-etcd.sh), kubelet or trust_store_copy (the etcd CA in the system trust store), renewer the tool that renews it.",
+	Labels: []string{"family", "path", "subject_cn", "issuer_cn", "renewer"}}
+
+// The family label of the trust store copies of the etcd CA, and the
+// renewer label of a family with no known renewer.
+const (
+	metricFamilyTrustStoreCopy = "trust_store_copy"
+	metricRenewerUnknown       = "unknown"
+)
+
+// metricFamily maps a certificate family to its family label and its
+// renewer label.
+func metricFamily(f string) (family, renewer string) {
+	switch f {
+	case FamilyKubeadm:
+		return "kubeadm", "kubeadm certs renew"
+	case FamilyEtcdScript:
+		return "etcd", "make-ssl-etcd.sh"
+	case FamilyKubelet:
+		return "kubelet", "kubelet rotation"
+	}
+	return f, metricRenewerUnknown
+}
+
+// Metrics sends the not_after of every certificate and trust store copy
+// whose date was read.
+func (f *CertificatesFacts) Metrics(_ *verify.LayerReport, send func(verify.Sample)) {
+	if f == nil {
+		return
+	}
+	for _, ci := range f.Certificates {
+		if ci.NotAfter.IsZero() {
+			continue
+		}
+		fam, renewer := metricFamily(ci.Family)
+		send(verify.Sample{Series: seriesCertNotAfter, Value: float64(ci.NotAfter.Unix()),
+			Labels: []string{fam, ci.Path, ci.SubjectCN, ci.IssuerCN, renewer}})
+	}
+	_, etcdRenewer := metricFamily(FamilyEtcdScript)
+	for _, cp := range f.TrustStoreCopies {
+		if cp.NotAfter.IsZero() {
+			continue
+		}
+		send(verify.Sample{Series: seriesCertNotAfter, Value: float64(cp.NotAfter.Unix()),
+			Labels: []string{metricFamilyTrustStoreCopy, cp.Path, cp.SubjectCN, cp.IssuerCN, etcdRenewer}})
+	}
+}
+
+// TextDetail prints one line per certificate family with its earliest
+// expiry and days left, under the layer's line in the text report: the
+// figure an operator plans renewals by (kubeadm's leaves expire after a
+// year, make-ssl-etcd.sh's after 100).
+func (cf *CertificatesFacts) TextDetail(w io.Writer) {
+	if cf == nil {
+		return
+	}
+	names := make([]string, 0, len(cf.Families))
+	for n := range cf.Families {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fi := cf.Families[n]
+		fmt.Fprintf(w, "    %-12s %-5s %16s, earliest expiry %s, %d days left (%s)\n",
+			n, fi.Status, verify.Plural(fi.Count, "certificate"), fi.EarliestExpiry.UTC().Format("2006-01-02"), fi.DaysLeft, fi.EarliestPath)
+	}
 }
 
 // candidate is a certificate found on disk before judging it.

@@ -156,17 +156,19 @@ func TestCertificatesTrustStoreEtcdCA(t *testing.T) {
 	assert.Contains(t, r.Remediation, "--tags etcd-secrets")
 }
 
-// The text report prints one line per certificate family with its
-// earliest expiry and days left.
+// The layer's facts add one line per certificate family to the text
+// report, with its earliest expiry and days left; nil facts add none.
 func TestCertificatesTextFamilies(t *testing.T) {
 	tr := buildTree(t, harness.Config{})
 	rep, err := Run(context.Background(), testEnv(tr, testNow), []string{"certificates"}, nil)
 	require.NoError(t, err)
-	var b bytes.Buffer
-	rep.WriteText(&b)
-	out := b.String()
 	f := rep.Layers["certificates"].Facts.(*CertificatesFacts)
+	var d verify.TextDetailer = f
+	var b bytes.Buffer
+	d.TextDetail(&b)
+	out := b.String()
 	require.NotEmpty(t, f.Families)
+	assert.Len(t, strings.Split(strings.TrimSuffix(out, "\n"), "\n"), len(f.Families), "one line per family:\n%s", out)
 	for name, fi := range f.Families {
 		var line string
 		for _, l := range strings.Split(out, "\n") {
@@ -181,6 +183,9 @@ func TestCertificatesTextFamilies(t *testing.T) {
 	}
 	assert.Contains(t, out, "etcd-script")
 	assert.Contains(t, out, "kubeadm")
+	b.Reset()
+	(*CertificatesFacts)(nil).TextDetail(&b)
+	assert.Empty(t, b.String())
 }
 
 // A node is judged by the defaults of the release its cluster was built

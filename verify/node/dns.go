@@ -107,6 +107,42 @@ type DNSFacts struct {
 	LoopHazard string `json:"loop_hazard,omitempty"`
 }
 
+// The dns layer's metrics: each tier's answer and latency, and the
+// resolver loop hazard.
+var (
+	seriesDNSTierUp = &verify.Series{Name: "layercheck_dns_tier_up",
+		Help:   "Whether a DNS tier (nodelocaldns, coredns, coredns_secondary, manual) answered kubernetes.default.svc with kube_apiserver_ip from this node (1) or not (0).",
+		Labels: []string{"tier", "server"}}
+	seriesDNSTierLatency = &verify.Series{Name: "layercheck_dns_tier_latency_seconds",
+		Help:   "Time a DNS tier took to answer the query from this node.",
+		Labels: []string{"tier", "server"}}
+	seriesDNSLoop = &verify.Series{Name: "layercheck_dns_resolver_loop_hazard",
+		Help:   "Whether the resolv.conf kubelet hands CoreDNS and nodelocaldns makes them forward names back to themselves (1) or not (0): kind loopback (a loopback nameserver), total (only cluster DNS, every outside name loops) or partial (cluster DNS beside real resolvers).",
+		Labels: []string{"kind"}}
+)
+
+// Metrics sends each tier asked: up when its query check passed, its
+// latency when it answered; then one series per loop hazard, 1 for the
+// node's, when the layer read the resolver files.
+func (f *DNSFacts) Metrics(lr *verify.LayerReport, send func(verify.Sample)) {
+	if f == nil {
+		return
+	}
+	for _, t := range f.Tiers {
+		up := lr.CheckStatus("query_"+t.Tier) == verify.StatusOK
+		send(verify.Sample{Series: seriesDNSTierUp, Value: verify.Gauge01(up), Labels: []string{t.Tier, t.Server}})
+		if t.Error == "" {
+			send(verify.Sample{Series: seriesDNSTierLatency, Value: t.LatencyMS / 1000, Labels: []string{t.Tier, t.Server}})
+		}
+	}
+	if f.LoopHazard == "" {
+		return // the layer stopped before reading the resolver files
+	}
+	for _, k := range DNSLoopHazards {
+		send(verify.Sample{Series: seriesDNSLoop, Value: verify.Gauge01(f.LoopHazard == k), Labels: []string{k}})
+	}
+}
+
 // DNSTierFacts is one query: tier "nodelocaldns" or "coredns"; Rcode as
 // miekg/dns names it (NOERROR, NXDOMAIN, SERVFAIL...), Answers the A
 // records, LatencyMS in milliseconds, Error/TimedOut when no answer came

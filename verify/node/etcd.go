@@ -46,6 +46,42 @@ type EtcdFacts struct {
 	Manifest *EtcdManifestFacts `json:"manifest,omitempty"`
 }
 
+// The etcd layer's metrics: etcd's health as this node sees it.
+var (
+	seriesEtcdEndpointHealthy = &verify.Series{Name: "layercheck_etcd_endpoint_healthy",
+		Help:   "Whether an etcd endpoint of etcd.env answered its status request from this node without alarms (1) or not (0).",
+		Labels: []string{"endpoint", "member"}}
+	seriesEtcdHasLeader = &verify.Series{Name: "layercheck_etcd_has_leader",
+		Help: "Whether the etcd endpoints this node asked agree on a leader that is in the member list (1) or not (0)."}
+	seriesEtcdMembers = &verify.Series{Name: "layercheck_etcd_members",
+		Help: "Number of members in the etcd member list as this node sees it (0 when no endpoint answered)."}
+)
+
+// Metrics sends each endpoint's health (an endpoint listed twice once),
+// whether there is a leader (the leader check's verdict) and the member
+// count, only when the layer asked etcd: a host outside the etcd group,
+// or etcd run by kubeadm as a static pod, has no endpoints here.
+func (f *EtcdFacts) Metrics(lr *verify.LayerReport, send func(verify.Sample)) {
+	if f == nil || len(f.Endpoints) == 0 {
+		return
+	}
+	names := map[string]string{}
+	for _, m := range f.Members {
+		names[m.ID] = m.Name
+	}
+	seen := map[string]bool{}
+	for _, e := range f.Endpoints {
+		if seen[e.Endpoint] {
+			continue
+		}
+		seen[e.Endpoint] = true
+		send(verify.Sample{Series: seriesEtcdEndpointHealthy, Value: verify.Gauge01(e.Healthy && e.Error == "" && len(e.Alarms) == 0),
+			Labels: []string{e.Endpoint, names[e.MemberID]}})
+	}
+	send(verify.Sample{Series: seriesEtcdHasLeader, Value: verify.Gauge01(lr.CheckStatus("leader") == verify.StatusOK)})
+	send(verify.Sample{Series: seriesEtcdMembers, Value: float64(len(f.Members))})
+}
+
 // EtcdCertFacts describes one certificate file (and its key file): times
 // in UTC, DaysLeft whole days from Env.Now (negative once expired),
 // KeyMatches whether the key file holds the certificate's private key.

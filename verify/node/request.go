@@ -3,12 +3,9 @@ package node
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/layercheck/layercheck/verify"
@@ -140,49 +137,3 @@ var LayerOrder = []string{"certificates", "install", "kubelet", "etcd", "dns", "
 
 // OrderedLayers lists a report's layers in LayerOrder, then any others by name.
 func (rep *Report) OrderedLayers() []string { return verify.OrderLayers(rep.Layers, LayerOrder) }
-
-// WriteText prints a report for an operator: one line per layer, then each
-// result that is not ok with its remedy.
-func (rep *Report) WriteText(w io.Writer) {
-	host := rep.Host
-	if host == "" {
-		host = "this node"
-	}
-	fmt.Fprintf(w, "layercheck node: %s (root %s): %s\n", host, rep.Root, strings.ToUpper(string(rep.Status)))
-	for _, n := range rep.OrderedLayers() {
-		lr := rep.Layers[n]
-		fmt.Fprintf(w, "  %-13s %-7s %s, %d ms\n", n, lr.Status, verify.Plural(len(lr.Results), "check"), lr.DurationMS)
-		if cf, ok := lr.Facts.(*CertificatesFacts); ok {
-			writeFamilies(w, cf)
-		}
-	}
-	for _, n := range rep.OrderedLayers() {
-		for _, r := range rep.Layers[n].Results {
-			if r.Status == verify.StatusOK || r.Status == verify.StatusSkipped {
-				continue
-			}
-			fmt.Fprintf(w, "\n[%s] %s %s: %s\n", strings.ToUpper(string(r.Status)), n, r.Check, r.Msg)
-			if r.Remediation != "" {
-				fmt.Fprintf(w, "    fix: %s\n", r.Remediation)
-			}
-		}
-	}
-	s := rep.Summary
-	fmt.Fprintf(w, "\n%d checks: %d ok, %d warn, %d failed, %d skipped, %d errors\n", s.Total, s.OK, s.Warn, s.Failed, s.Skipped, s.Errored)
-}
-
-// writeFamilies prints one line per certificate family with its earliest
-// expiry and days left: the figure an operator plans renewals by
-// (kubeadm's leaves expire after a year, make-ssl-etcd.sh's after 100).
-func writeFamilies(w io.Writer, cf *CertificatesFacts) {
-	names := make([]string, 0, len(cf.Families))
-	for n := range cf.Families {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fi := cf.Families[n]
-		fmt.Fprintf(w, "    %-12s %-5s %16s, earliest expiry %s, %d days left (%s)\n",
-			n, fi.Status, verify.Plural(fi.Count, "certificate"), fi.EarliestExpiry.UTC().Format("2006-01-02"), fi.DaysLeft, fi.EarliestPath)
-	}
-}
