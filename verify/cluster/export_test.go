@@ -14,3 +14,6 @@ var CreatePodInNewNamespace = createPodInNewNamespace
 
 // NamespaceDeletionBlocked is namespaceDeletionBlocked, for its test.
 var NamespaceDeletionBlocked = namespaceDeletionBlocked
+
+// CIDRWithin is cidrWithin, for its test.
+var CIDRWithin = cidrWithin
