@@ -87,6 +87,7 @@ type Options struct {
 	DefaultsFrom     string `json:"-"`
 
 	KubeVersion          string `json:"kube_version"`
+	DNSDomain            string `json:"dns_domain"`             // cluster.local
 	KubeServiceAddresses string `json:"kube_service_addresses"` // 10.233.0.0/18
 	KubePodsSubnet       string `json:"kube_pods_subnet"`       // 10.233.64.0/18
 }
@@ -129,6 +130,7 @@ func (o *Options) Defaults() {
 	def(&o.EtcdDeploymentType, "host")
 	def(&o.LocalPathProvisionerStorageClass, "local-path")
 	def(&o.LocalPathProvisionerNamespace, "local-path-storage")
+	def(&o.DNSDomain, "cluster.local")
 	def(&o.KubeServiceAddresses, "10.233.0.0/18")
 	def(&o.KubePodsSubnet, "10.233.64.0/18")
 	def(&o.CalicoPoolCIDR, o.KubePodsSubnet)
