@@ -432,3 +432,36 @@ func TestParseLBConfigs(t *testing.T) {
 		}
 	}
 }
+
+// The test harness's worker (harness.Tree.LocalhostLB, which the ssh
+// fleet tests give their workers) passes the layer as kubespray's
+// rendering does.
+func TestLocalhostLBHarnessWorker(t *testing.T) {
+	tr := buildTree(t, harness.Config{Host: "node2"})
+	must(t, tr.LocalhostLB("10.10.0.11:6443"))
+	env := testEnv(tr, testNow)
+	env.Options.Groups = []string{"k8s_cluster", "kube_node"}
+	env.Options.KubeControlPlaneAccessIPs = map[string]string{"node1": "10.10.0.11"}
+	env.AddrMap = map[string]string{"127.0.0.1:6443": tr.ServeAPIServerTLS(t)}
+	res := lbResults(t, env)
+	if len(res) != 5 {
+		t.Fatalf("harness worker: %+v", res)
+	}
+	for _, r := range res {
+		if r.Status != verify.StatusOK {
+			t.Errorf("harness worker %s: %+v", r.Check, r)
+		}
+	}
+	listen, up, _ := parseNginxConf([]byte(mustRead(t, tr, "/etc/nginx/nginx.conf")))
+	want, wantUp, _ := parseNginxConf([]byte(nginxConfOneCP))
+	if !slices.Equal(listen, want) || !slices.Equal(up, wantUp) {
+		t.Errorf("harness nginx.conf: %v %v, kubespray's: %v %v", listen, up, want, wantUp)
+	}
+}
+
+func mustRead(t *testing.T, tr *harness.Tree, p string) string {
+	t.Helper()
+	s, err := readTreeFile(tr, p)
+	must(t, err)
+	return s
+}
