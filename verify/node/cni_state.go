@@ -153,7 +153,7 @@ func linkStateResult(env *Env, i CNIInterface, ports []CNIPort) verify.Result {
 			Msg: fmt.Sprintf("interface %s on %s is down (%s: %s) although %s: pods on this node reach no pod on another node through it",
 				i.Name, hostName(env), st.Source, stateWords(st), i.Because),
 			Evidence: st,
-			Remediation: fmt.Sprintf("the %s agent sets its device up: check its pod on %s (kubectl -n kube-system logs of it), ip -d link show %s; `ip link set %s up` brings it back until the agent restarts; allow %s between nodes",
+			Remediation: fmt.Sprintf("the %s pod on %s sets its device up: check it (kubectl -n kube-system logs of it), ip -d link show %s; `ip link set %s up` brings it back until that pod restarts; allow %s between nodes",
 				env.Options.KubeNetworkPlugin, hostName(env), i.Name, i.Name, portList(ports))}
 	case st.Operstate == "down" || st.Operstate == "lowerlayerdown":
 		return verify.Result{Check: check, Status: verify.StatusFail,
