@@ -240,7 +240,7 @@ func TestRolesPassEveryOption(t *testing.T) {
 	var want []string
 	for _, n := range module.OptionNames(reflect.TypeOf(node.Options{})) {
 		switch n {
-		case "group_names", "etcd_members", "cert_warn_days", "cert_fail_days":
+		case "group_names", "etcd_members", "kube_control_plane_access_ips", "cert_warn_days", "cert_fail_days":
 			continue
 		case "kubespray_version":
 			// the role's own layercheck_kubespray_version, not a kubespray value
@@ -256,6 +256,9 @@ func TestRolesPassEveryOption(t *testing.T) {
 	present, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "roles", "monitor", "tasks", "present.yml"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(present), "'kube_control_plane_access_ips': _access_ips") {
+		t.Error("roles/monitor/tasks/present.yml does not write kube_control_plane_access_ips")
 	}
 	if !strings.Contains(string(present), "{'kubespray_version': layercheck_kubespray_version}") {
 		t.Error("roles/monitor/tasks/present.yml does not write layercheck_kubespray_version as kubespray_version")

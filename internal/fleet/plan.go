@@ -98,9 +98,11 @@ func Plan(inv *parser.Inventory, extra *parser.Map, limit string) ([]*Host, []st
 		}
 		return nil
 	}
-	etcdMembers := names(inv.HostsUnder("etcd"))
-	var out []*Host
 	var warnings []string
+	etcdMembers := names(inv.HostsUnder("etcd"))
+	cpAccessIPs, w := controlPlaneAccessIPs(inv, extra)
+	warnings = append(warnings, w...)
+	var out []*Host
 	for _, h := range hosts {
 		vars := inv.HostVars(h, extra)
 		fh := &Host{Name: h.Name}
@@ -114,6 +116,7 @@ func Plan(inv *parser.Inventory, extra *parser.Map, limit string) ([]*Host, []st
 		}
 		sort.Strings(groups) // group_names is sorted
 		req, w, err := request(h.Name, vars, groups, etcdMembers)
+		req.KubeControlPlaneAccessIPs = cpAccessIPs
 		warnings = append(warnings, w...)
 		if err != nil && fh.Err == nil {
 			fh.Err = err
@@ -122,6 +125,35 @@ func Plan(inv *parser.Inventory, extra *parser.Map, limit string) ([]*Host, []st
 		out = append(out, fh)
 	}
 	return out, dedupe(warnings), nil
+}
+
+// controlPlaneAccessIPs is what roles/verify/tasks/main.yml passes as
+// kube_control_plane_access_ips: each kube_control_plane host's
+// main_access_ip, else access_ip, else ip ("" when its variables set none
+// of them; kubespray would then take the address of its default route,
+// a fact).
+func controlPlaneAccessIPs(inv *parser.Inventory, extra *parser.Map) (map[string]string, []string) {
+	out := map[string]string{}
+	var warnings []string
+	for _, h := range inv.HostsUnder("kube_control_plane") {
+		vars := inv.HostVars(h, extra)
+		out[h.Name] = ""
+		for _, name := range []string{"main_access_ip", "access_ip", "ip"} {
+			v := vars.Get(name)
+			if v == nil || v.Kind == parser.KindNull {
+				continue
+			}
+			if v.Templated() || v.IsVault() {
+				warnings = append(warnings, fmt.Sprintf("%s of %s at %s is %s, rendered by Ansible at run time: its address is not compared with the localhost load balancer's upstreams", name, h.Name, v.Pos, v.Display()))
+				break
+			}
+			if str, ok := plain(v).(string); ok && str != "" {
+				out[h.Name] = str
+				break
+			}
+		}
+	}
+	return out, warnings
 }
 
 func names(hs []*parser.Host) []string {
@@ -169,7 +201,7 @@ func request(host string, vars *parser.Map, groups, etcdMembers []string) (node.
 	rt := rv.Type()
 	for i := 0; i < rt.NumField(); i++ {
 		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
-		if name == "group_names" || name == "etcd_members" || name == "cert_warn_days" || name == "cert_fail_days" || name == "kubespray_version" {
+		if name == "group_names" || name == "etcd_members" || name == "kube_control_plane_access_ips" || name == "cert_warn_days" || name == "cert_fail_days" || name == "kubespray_version" {
 			continue
 		}
 		if v := get(name); v != nil {
@@ -284,6 +316,15 @@ func setField(f reflect.Value, v *parser.Value) error {
 		}
 		f.SetBool(b)
 		return nil
+	case reflect.Pointer:
+		if f.Type().Elem().Kind() == reflect.Bool {
+			b, err := asBool(v)
+			if err != nil {
+				return err
+			}
+			f.Set(reflect.ValueOf(&b))
+			return nil
+		}
 	case reflect.String:
 		switch x := plain(v).(type) {
 		case string:

@@ -124,3 +124,32 @@ func TestPlanKubesprayVersion(t *testing.T) {
 	assert.Equal(t, "v2.27.1", hosts[0].Request.KubesprayVersion)
 	assert.Empty(t, hosts[1].Request.KubesprayVersion)
 }
+
+// What the verify role passes for the workers' localhost load balancer:
+// every kube_control_plane host's access_ip, else ip (kubespray's
+// main_access_ip), and loadbalancer_apiserver_localhost through | bool;
+// unset, it stays for the defaults (true unless loadbalancer_apiserver).
+func TestPlanLocalhostLoadBalancer(t *testing.T) {
+	hosts, _, err := plan(t, `[kube_control_plane]
+cp1 ansible_host=192.0.2.1 ip=10.0.0.1
+cp2 ansible_host=192.0.2.2 ip=10.0.0.2 access_ip=192.0.2.2
+cp3 ansible_host=192.0.2.3
+[etcd]
+cp1
+[kube_node]
+w1 ansible_host=10.0.0.11
+w2 ansible_host=10.0.0.12 loadbalancer_apiserver_localhost=false loadbalancer_apiserver_type=haproxy
+`, "")
+	require.NoError(t, err)
+	want := map[string]string{"cp1": "10.0.0.1", "cp2": "192.0.2.2", "cp3": ""}
+	for _, h := range hosts {
+		require.NoError(t, h.Err, h.Name)
+		assert.Equal(t, want, h.Request.KubeControlPlaneAccessIPs, h.Name)
+	}
+	w1, w2 := hosts[3], hosts[4]
+	require.Equal(t, "w2", w2.Name)
+	assert.Nil(t, w1.Request.LoadbalancerAPIServerLocalhost, "unset: kubespray's default")
+	require.NotNil(t, w2.Request.LoadbalancerAPIServerLocalhost)
+	assert.False(t, *w2.Request.LoadbalancerAPIServerLocalhost, `INI "false" through | bool`)
+	assert.Equal(t, "haproxy", w2.Request.LoadbalancerAPIServerType)
+}

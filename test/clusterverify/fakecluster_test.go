@@ -61,6 +61,11 @@ type Kubelets struct {
 	// Provision binds PVCs of the local-path class as
 	// local-path-provisioner and the PV controller do.
 	Provision bool
+	// Nameserver is the server the pods' resolver asks (their
+	// resolv.conf: kubelet's clusterDNS, nodelocaldns_ip by default);
+	// DNSDown makes every lookup time out there.
+	Nameserver string
+	DNSDown    atomic.Bool
 
 	t       testing.TB
 	mu      sync.Mutex
@@ -77,7 +82,7 @@ type podRun struct {
 
 // StartKubelets starts the loop; it stops at test cleanup.
 func StartKubelets(t testing.TB, kube kubernetes.Interface, nodes []string) *Kubelets {
-	k := &Kubelets{Kube: kube, RunPods: true, Answer: func(int) bool { return true }, Nodes: nodes, t: t,
+	k := &Kubelets{Kube: kube, RunPods: true, Answer: func(int) bool { return true }, Nodes: nodes, t: t, Nameserver: "169.254.25.10",
 		handled: map[string][]podRun{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go k.loop()
 	t.Cleanup(func() {
@@ -200,6 +205,7 @@ func (k *Kubelets) runDeployment(ctx context.Context, d *appsv1.Deployment) erro
 			}
 			mux := http.NewServeMux()
 			mux.HandleFunc("/hostname", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, name) })
+			mux.HandleFunc("/dial", k.dialHandler())
 			run.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 			go run.srv.Serve(l)
 		}
@@ -224,6 +230,62 @@ func (k *Kubelets) runDeployment(ctx context.Context, d *appsv1.Deployment) erro
 	cur.Status = appsv1.DeploymentStatus{ObservedGeneration: cur.Generation, Replicas: r, ReadyReplicas: r, AvailableReplicas: r, UpdatedReplicas: r}
 	_, err = k.Kube.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 	return err
+}
+
+// dialHandler is agnhost netexec's /dial (k8s.io/kubernetes
+// test/images/agnhost/netexec dialHandler) in a probe pod: the
+// host is resolved by the cluster DNS as a pod's resolver sees it (a
+// Service's <name>.<namespace>.svc.cluster.local, nothing else), with
+// the error text Go's resolver gives, which netexec answers with 400;
+// a resolved Service is asked for request on one of its pods, and the
+// answer is netexec's JSON.
+func (k *Kubelets) dialHandler() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		host, request := q.Get("host"), q.Get("request")
+		if request == "" {
+			http.Error(w, "request parameter not specified. <nil>", http.StatusBadRequest)
+			return
+		}
+		server := net.JoinHostPort(k.Nameserver, "53")
+		if k.DNSDown.Load() {
+			http.Error(w, fmt.Sprintf("host and/or port param are invalid. lookup %s on %s: read udp 10.233.64.9:41234->%s: i/o timeout", host, server, server), http.StatusBadRequest)
+			return
+		}
+		svc, svcNS, ok := strings.Cut(strings.TrimSuffix(strings.TrimSuffix(host, "."), ".svc.cluster.local"), ".")
+		exists := false
+		if ok && !strings.Contains(svcNS, ".") {
+			_, err := k.Kube.CoreV1().Services(svcNS).Get(r.Context(), svc, metav1.GetOptions{})
+			exists = err == nil
+		}
+		if !exists {
+			http.Error(w, fmt.Sprintf("host and/or port param are invalid. lookup %s on %s: no such host", host, server), http.StatusBadRequest)
+			return
+		}
+		k.mu.Lock()
+		pods := k.handled[svcNS]
+		k.mu.Unlock()
+		out := map[string][]string{}
+		for _, p := range pods {
+			if p.srv == nil {
+				continue
+			}
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.%s:%d/%s", strings.TrimPrefix(p.ip, "10.233.64."), p.port, request))
+			if err != nil {
+				out["errors"] = append(out["errors"], err.Error())
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			out["responses"] = append(out["responses"], string(b))
+			break
+		}
+		if len(out) == 0 {
+			out["errors"] = []string{"Get \"http://" + host + ":80/" + request + "\": dial tcp: connection refused"}
+		}
+		b, _ := json.Marshal(out)
+		fmt.Fprint(w, string(b))
+	}
 }
 
 func (k *Kubelets) writeEndpoints(ctx context.Context, ns string) error {

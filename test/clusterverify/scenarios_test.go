@@ -150,6 +150,12 @@ func TestHealthyThreeNode(t *testing.T) {
 	if len(pf.Answered) != 2 || pf.Path != "service_proxy" {
 		t.Errorf("probe facts: %+v", pf)
 	}
+	// A probe pod resolved the Service's name through its nameserver
+	// (nodelocaldns_ip, read from the resolver's answer for an absent name).
+	if r := clustertest.Result(t, rep, "probe", "service_dns"); r.Status != verify.StatusOK ||
+		!regexp.MustCompile(`^a probe pod resolved layercheck-probe\.layercheck-probe-[0-9a-f]+\.svc\.cluster\.local through nameserver 169\.254\.25\.10 and reached the Service: layercheck-probe-[0-9]-[0-9]+ answered \(1 attempt\(s\)\)$`).MatchString(r.Msg) {
+		t.Errorf("service_dns: %+v", r)
+	}
 	if r := clustertest.Result(t, rep, "addons", "metrics_apiservice"); r.Status != verify.StatusOK {
 		t.Errorf("metrics: %+v", r)
 	}
@@ -270,6 +276,36 @@ func TestProbeOnlyOnePodAnswers(t *testing.T) {
 	}
 	if r := clustertest.Result(t, rep, "probe", "probe_cleanup"); r.Status != verify.StatusOK {
 		t.Errorf("cleanup: %+v", r)
+	}
+}
+
+// The pods' DNS does not answer (nodelocaldns down on their node): the
+// Service answers by its ClusterIP, its name does not resolve in a pod,
+// and service_dns says the name, the nameserver and the resolver's error.
+func TestProbeServiceDNSDown(t *testing.T) {
+	c := newCluster(t, sample3(t), setup{})
+	c.Kubelets.DNSDown.Store(true)
+	req := c.request(5)
+	req.Layers = []string{"probe"}
+	rep := c.run(t, req)
+	if r := clustertest.Result(t, rep, "probe", "service"); r.Status != verify.StatusOK {
+		t.Fatalf("service: %+v", r)
+	}
+	r := clustertest.Result(t, rep, "probe", "service_dns")
+	if r.Status != verify.StatusFail ||
+		!regexp.MustCompile(`^a probe pod could not resolve layercheck-probe\.layercheck-probe-[0-9a-f]+\.svc\.cluster\.local through nameserver 169\.254\.25\.10: lookup \S+ on 169\.254\.25\.10:53: read udp \S+: i/o timeout \([0-9]+ attempt\(s\) in`).MatchString(r.Msg) ||
+		!strings.Contains(r.Remediation, "query_nodelocaldns") {
+		t.Errorf("DNS down: %+v", r)
+	}
+	if r := clustertest.Result(t, rep, "probe", "probe_cleanup"); r.Status != verify.StatusOK {
+		t.Errorf("cleanup: %+v", r)
+	}
+	// The Service not answering: the name is not asked for.
+	c.Kubelets.DNSDown.Store(false)
+	c.Kubelets.Answer = func(int) bool { return false }
+	rep = c.run(t, req)
+	if r := clustertest.Result(t, rep, "probe", "service_dns"); r.Status != verify.StatusSkipped || !strings.Contains(r.Msg, "the probe's Service did not answer") {
+		t.Errorf("no Service: %+v", r)
 	}
 }
 
@@ -486,6 +522,9 @@ func TestProbeThroughClusterIP(t *testing.T) {
 		pf := rep.Layers["probe"].Facts.(*cluster.ProbeFacts)
 		if r.Status != verify.StatusOK || pf.Path != "cluster_ip" || !strings.Contains(r.Msg, "via cluster_ip") || !strings.Contains(pf.Target, "the kube-proxy path") {
 			t.Errorf("probe_path %s: %+v\nfacts %+v", path, r, pf)
+		}
+		if r := clustertest.Result(t, rep, "probe", "service_dns"); r.Status != verify.StatusOK || pf.DNS == nil || pf.DNS.Nameserver != "169.254.25.10" {
+			t.Errorf("probe_path %s service_dns: %+v\nfacts %+v", path, r, pf.DNS)
 		}
 	}
 	// One pod does not answer: the failure names the kube-proxy path's fixes.

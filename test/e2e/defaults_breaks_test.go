@@ -18,7 +18,8 @@ import (
 // layer ok, and the breaks seeded on it (E2E_CNI=calico).
 
 // defaultsResult is a result the healthy defaults cluster must have, ok:
-// Host "*" on every node, "cluster" in the cluster report.
+// Host "*" on every node, "workers" on the nodes outside kube_control_plane
+// (node2, node3), "cluster" in the cluster report.
 type defaultsResult struct{ Host, Layer, Check, What string }
 
 // defaultsOK names, for each part of kubespray's defaults a verify check
@@ -30,8 +31,16 @@ var defaultsOK = []defaultsResult{
 	{"*", "dns", "query_coredns", "CoreDNS answers on its service IP behind it"},
 	{"*", "dns", "kubelet_cluster_dns", "kubelet hands pods nodelocaldns_ip"},
 	{"*", "cni", "interface:vxlan.calico", "calico's VXLAN interface on every node"},
+	{"*", "cni", "interface_up:vxlan.calico", "calico's VXLAN interface up on every node"},
+	{"workers", "kubelet", "localhost_lb:manifest", "nginx-proxy's static pod on the workers (loadbalancer_apiserver_localhost)"},
+	{"workers", "kubelet", "localhost_lb:listen", "nginx.conf listens on 127.0.0.1:loadbalancer_apiserver_port"},
+	{"workers", "kubelet", "localhost_lb:upstreams", "nginx.conf balances over kube_control_plane"},
+	{"workers", "kubelet", "localhost_lb:kubelet_conf", "the workers' kubelet.conf names https://localhost:6443"},
+	{"workers", "kubelet", "localhost_lb:connect", "the API server answers TLS on the workers' 127.0.0.1:6443"},
 	{"cluster", "cni", "calico-node", "calico-node Ready on every node"},
 	{"cluster", "cni", "ippool_cidr", "the IPPool's CIDR is kube_pods_subnet"},
+	{"cluster", "cni", "ippool_block_size", "the IPPool's blockSize is calico_pool_blocksize"},
+	{"cluster", "probe", "service_dns", "a probe pod resolves the probe Service through the cluster DNS (nodelocaldns)"},
 	{"cluster", "cni", "ippool_encapsulation", "the IPPool's encapsulation is calico_vxlan_mode/calico_ipip_mode"},
 	{"cluster", "kube_system", "calico-kube-controllers", "calico-kube-controllers running"},
 	{"cluster", "kube_system", "nodelocaldns", "the nodelocaldns DaemonSet Ready on every node"},
@@ -53,6 +62,9 @@ func defaultsHealthy(t *testing.T, nodes map[string]*node.Report, c *cluster.Rep
 		default:
 			reps = map[string]*verify.LayerReport{}
 			for h, rep := range nodes {
+				if w.Host == "workers" && h == "node1" {
+					continue
+				}
 				reps[h] = rep.Layers[w.Layer]
 			}
 		}
@@ -81,8 +93,9 @@ func resultStatus(lr *verify.LayerReport, check string) verify.Status {
 	return "absent"
 }
 
-// workersThroughNginx checks, beside verify (no layer checks it), that
-// the workers reach the API server through kubespray's nginx-proxy on
+// workersThroughNginx checks, beside verify (whose kubelet layer checks
+// the workers' files and port: localhost_lb, in defaultsOK), that the
+// workers reach the API server through kubespray's nginx-proxy on
 // localhost (loadbalancer_apiserver_localhost, true by default): their
 // kubelet.conf names https://localhost:6443 and nginx-proxy-<node> is Ready.
 // It returns what it saw, for the results.
@@ -95,10 +108,10 @@ func workersThroughNginx(t *testing.T) []string {
 		ok := strings.Contains(out, "server: https://localhost:6443") && strings.Contains(out, "manifest-present") && ready == "True"
 		if !ok {
 			t.Errorf("healthy %s: kubelet.conf does not name https://localhost:6443, nginx-proxy.yml is not in the manifests or nginx-proxy-%s is not Ready (%q):\n%s", n, n, ready, out)
-			notes = append(notes, fmt.Sprintf("%s does NOT reach the API server through nginx-proxy on localhost (checked by the e2e: no verify layer checks the workers' localhost load balancer)", n))
+			notes = append(notes, fmt.Sprintf("%s does NOT reach the API server through nginx-proxy on localhost (checked by the e2e beside the kubelet layer's localhost_lb checks)", n))
 			continue
 		}
-		notes = append(notes, fmt.Sprintf("%s: kubelet.conf names https://localhost:6443 and nginx-proxy-%s is Ready (checked by the e2e: no verify layer checks the workers' localhost load balancer)", n, n))
+		notes = append(notes, fmt.Sprintf("%s: kubelet.conf names https://localhost:6443 and nginx-proxy-%s is Ready (checked by the e2e beside the kubelet layer's localhost_lb checks)", n, n))
 	}
 	return notes
 }
@@ -188,8 +201,9 @@ func calicoBreaks() []brk {
 			// kubelet stops the static pod; node2's kubelet then reaches
 			// no API server (its kubelet.conf names localhost:6443) and
 			// node2 turns NotReady after the node monitor's grace period
-			// (kube_controller_node_monitor_grace_period, 40 s). No check
-			// names nginx-proxy (docs/e2e.md): nodes/ready finds it.
+			// (kube_controller_node_monitor_grace_period, 40 s). node2's
+			// kubelet layer names the missing manifest (and nothing
+			// answering on 127.0.0.1:6443); nodes/ready fails as well.
 			Name: "nginx-proxy's static pod removed from node2 (a worker)",
 			Seed: func(t *testing.T, _ *stage) {
 				onNode(t, "node2", "mv /etc/kubernetes/manifests/nginx-proxy.yml /etc/kubernetes/nginx-proxy.yml.e2e")
@@ -203,8 +217,8 @@ func calicoBreaks() []brk {
 				waitMetrics(t)
 				waitDNS(t)
 			},
-			Host: "cluster", Layer: "nodes", Status: verify.StatusFail,
-			Check: regexp.MustCompile(`^ready$`), Remedy: regexp.MustCompile(`journalctl -u kubelet`),
+			Host: "node2", Layer: "kubelet", Status: verify.StatusFail,
+			Check: regexp.MustCompile(`^localhost_lb:manifest$`), Remedy: regexp.MustCompile(`loadbalancer/nginx-proxy\.yml`),
 			// metrics-server's APIService, if its pod is on node2, turns
 			// unavailable when the aggregator next checks it (and the
 			// probe is not run while it is).

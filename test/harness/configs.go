@@ -191,10 +191,19 @@ func (t *Tree) SetResolvConf(nameservers ...string) error {
 }
 
 // netAndReleases makes /sys/class/net entries and kubespray's downloads in
-// local_release_dir.
+// local_release_dir. Each interface is up as the kernel shows it: flags
+// 0x1003 (IFF_UP, IFF_BROADCAST, IFF_MULTICAST) and operstate "up", or
+// "unknown" for the tunnel devices, which report no carrier.
 func (t *Tree) netAndReleases() error {
 	for _, ifc := range t.Config.Interfaces {
-		if err := t.WriteFile("/sys/class/net/"+ifc+"/operstate", []byte("up\n"), 0o444); err != nil {
+		oper := "up"
+		if TunnelDevice(ifc) {
+			oper = "unknown"
+		}
+		if err := t.WriteFile("/sys/class/net/"+ifc+"/operstate", []byte(oper+"\n"), 0o444); err != nil {
+			return err
+		}
+		if err := t.WriteFile("/sys/class/net/"+ifc+"/flags", []byte("0x1003\n"), 0o444); err != nil {
 			return err
 		}
 	}
@@ -226,4 +235,11 @@ func (t *Tree) SetKubeadmConfig(old, new string) error {
 func readFile(p string) (string, error) {
 	b, err := os.ReadFile(p)
 	return string(b), err
+}
+
+// TunnelDevice says whether an interface is one of the network plugins'
+// tunnel devices (vxlan.calico, tunl0, flannel.<VNI>, flannel-wg,
+// cilium_*), whose operstate is "unknown" while they are up.
+func TunnelDevice(name string) bool {
+	return name == "vxlan.calico" || name == "tunl0" || strings.HasPrefix(name, "flannel") || strings.HasPrefix(name, "cilium_")
 }

@@ -35,7 +35,8 @@ type simNode struct {
 }
 
 // simFleet is N nodes: node1 is control plane + etcd + node (its etcd
-// runs on loopback), the others are kube_node workers; one DNS server
+// runs on loopback), the others are kube_node workers behind kubespray's
+// nginx-proxy (an API server answering on their 127.0.0.1:6443); one DNS server
 // answers as nodelocaldns and CoreDNS for all of them (over TCP too).
 type simFleet struct {
 	Dir        string
@@ -86,6 +87,11 @@ func newFleet(t *testing.T, n int, o fleetOpts) *simFleet {
 			addr["127.0.0.1:2379"] = fmt.Sprintf("127.0.0.1:%d", cp)
 			addr[ip+":2379"] = fmt.Sprintf("127.0.0.1:%d", cp)
 			addr[ip+":2380"] = fmt.Sprintf("127.0.0.1:%d", pp)
+		}
+		if i > 1 {
+			// a worker: kubespray's nginx-proxy in front of node1's API server
+			require.NoError(t, tr.LocalhostLB("10.10.0.11:6443"))
+			addr["127.0.0.1:6443"] = tr.ServeAPIServerTLS(t)
 		}
 		if fn := o.breakIt[name]; fn != nil {
 			fn(t, tr)

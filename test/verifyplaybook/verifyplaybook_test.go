@@ -1,6 +1,7 @@
 package verifyplaybook
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -350,4 +351,76 @@ ansible_python_interpreter="{{ ansible_playbook_python }}"
 	assert.NotContains(t, run.Out, `"results":`)
 	assert.LessOrEqual(t, len(run.Out), maxReportBytes)
 	n.tree.AssertNoSecrets(t, run.Out)
+}
+
+// A worker (node2, outside kube_control_plane) with kubespray's
+// nginx-proxy: the role hands node_facts the control plane's addresses
+// (node1's ip, as kubespray's main_access_ip) and the kubelet layer finds
+// nginx.conf balancing over them, kubelet.conf through localhost and an
+// API server answering on 127.0.0.1:6443 (a loopback TLS server with the
+// tree's apiserver certificate, through addr_map). The files have the
+// shape kubespray v2.31.0's templates render (package verify/node's tests
+// hold the rendering itself).
+func TestVerifyPlaybookWorkerThroughNginxProxy(t *testing.T) {
+	t.Parallel()
+	tr, err := harness.Build(t.TempDir(), harness.Config{Now: treeNow, Host: "node2", Hosts: []string{"node1"}, IPs: []string{"10.10.0.11"}})
+	must(t, err)
+	must(t, tr.WriteFile("/etc/nginx/nginx.conf", []byte("stream {\n  upstream kube_apiserver {\n    least_conn;\n    server 10.10.0.11:6443;\n    }\n\n"+
+		"  server {\n    listen        127.0.0.1:6443;\n    proxy_pass    kube_apiserver;\n  }\n}\n"), 0o755))
+	must(t, tr.WriteFile("/etc/kubernetes/manifests/nginx-proxy.yml", []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: nginx-proxy\n  namespace: kube-system\nspec:\n"+
+		"  hostNetwork: true\n  containers:\n  - name: nginx-proxy\n    image: docker.io/library/nginx:1.28.2-alpine\n"+
+		"  volumes:\n  - name: etc-nginx\n    hostPath:\n      path: /etc/nginx\n"), 0o640))
+	kc, err := os.ReadFile(tr.Path("/etc/kubernetes/kubelet.conf"))
+	must(t, err)
+	must(t, tr.WriteFile("/etc/kubernetes/kubelet.conf", []byte(strings.Replace(string(kc), "server: https://10.10.0.11:6443", "server: https://localhost:6443", 1)), 0o600))
+	cert, err := tls.LoadX509KeyPair(tr.Path("/etc/kubernetes/ssl/apiserver.crt"), tr.Path("/etc/kubernetes/ssl/apiserver.key"))
+	must(t, err)
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.(*tls.Conn).Handshake()
+			c.Close()
+		}
+	}()
+	inv := `[kube_control_plane]
+node1 ip=10.10.0.11
+
+[kube_node]
+node2 ansible_connection=local ansible_python_interpreter="{{ ansible_playbook_python }}"
+
+[etcd:children]
+kube_control_plane
+`
+	extra := map[string]any{
+		"layercheck_verify_root":        tr.Root,
+		"layercheck_verify_become":      false,
+		"layercheck_verify_now":         treeNow.Add(time.Hour).Format(time.RFC3339),
+		"layercheck_verify_addr_map":    map[string]string{"127.0.0.1:6443": l.Addr().String()},
+		"layercheck_verify_layers":      []string{"kubelet"},
+		"layercheck_verify_net_timeout": 10,
+	}
+	run := runVerify(t, "", inv, extra, "--limit", "node2")
+	if run.Err != nil {
+		t.Fatalf("worker through nginx-proxy: %v\n%s", run.Err, run.Out)
+	}
+	facts := run.Facts["node2"]
+	require.NotNil(t, facts, run.Out)
+	for _, c := range []string{"localhost_lb:manifest", "localhost_lb:listen", "localhost_lb:upstreams", "localhost_lb:kubelet_conf", "localhost_lb:connect"} {
+		assert.Equal(t, []string{"ok"}, resultStatus(facts, "kubelet", c), c)
+	}
+	res := facts["layers"].(map[string]any)["kubelet"].(map[string]any)["results"].([]any)
+	var upstreams string
+	for _, r := range res {
+		if m := r.(map[string]any); m["check"] == "localhost_lb:upstreams" {
+			upstreams, _ = m["msg"].(string)
+		}
+	}
+	assert.Equal(t, "/etc/nginx/nginx.conf balances over the 1 host of kube_control_plane (10.10.0.11:6443)", upstreams,
+		"kube_control_plane_access_ips as the role computes it from node1's ip")
 }

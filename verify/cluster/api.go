@@ -42,9 +42,10 @@ type API interface {
 	ListSecrets(ctx context.Context, ns string, opts metav1.ListOptions) (*corev1.SecretList, error)
 	CreateService(ctx context.Context, ns string, s *corev1.Service) (*corev1.Service, error)
 	// ServiceProxyGet is GET .../services/<scheme>:<name>:<port>/proxy/<path>
-	// through the API server's service proxy; on an error status the body
-	// comes with the error, as rest.Request.DoRaw returns it.
-	ServiceProxyGet(ctx context.Context, ns, scheme, name, port, path string) ([]byte, error)
+	// with query params through the API server's service proxy; on an
+	// error status the body comes with the error, as rest.Request.DoRaw
+	// returns it.
+	ServiceProxyGet(ctx context.Context, ns, scheme, name, port, path string, params map[string]string) ([]byte, error)
 	CreateNamespace(ctx context.Context, n *corev1.Namespace) (*corev1.Namespace, error)
 	GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
 	// DeleteNamespace deletes with default DeleteOptions (no propagation
@@ -176,9 +177,13 @@ func (a *restAPI) CreateService(ctx context.Context, ns string, s *corev1.Servic
 	return create(ctx, a.core, "services", ns, s, &corev1.Service{})
 }
 
-func (a *restAPI) ServiceProxyGet(ctx context.Context, ns, scheme, name, port, path string) ([]byte, error) {
-	return a.core.Get().Namespace(ns).Resource("services").SubResource("proxy").
-		Name(utilnet.JoinSchemeNamePort(scheme, name, port)).Suffix(path).DoRaw(ctx)
+func (a *restAPI) ServiceProxyGet(ctx context.Context, ns, scheme, name, port, path string, params map[string]string) ([]byte, error) {
+	req := a.core.Get().Namespace(ns).Resource("services").SubResource("proxy").
+		Name(utilnet.JoinSchemeNamePort(scheme, name, port)).Suffix(path)
+	for k, v := range params {
+		req = req.Param(k, v)
+	}
+	return req.DoRaw(ctx)
 }
 
 func (a *restAPI) CreateNamespace(ctx context.Context, n *corev1.Namespace) (*corev1.Namespace, error) {

@@ -195,6 +195,67 @@ func TestCalicoPoolEncapsulation(t *testing.T) {
 	}
 }
 
+// The pool's CIDR as kubespray's calico role holds it: equal to
+// calico_pool_cidr and within kube_pods_subnet (the e2e's break widens
+// the pool to 10.233.0.0/17, which holds kube_pods_subnet), and its
+// blockSize as calico_pool_blocksize (check.yml).
+func TestCalicoPoolCIDRWithinPodsSubnet(t *testing.T) {
+	o := threeNode()
+	wide := ippool("10.233.0.0/17", "Never", "Always")
+	r := clustertest.Result(t, run(t, o, clustertest.Healthy(o, 4), wide), "cni", "ippool_cidr")
+	if r.Status != verify.StatusFail || !strings.Contains(r.Msg, "the inventory says 10.233.64.0/18 (calico_pool_cidr, default kube_pods_subnet)") ||
+		!strings.Contains(r.Msg, "10.233.0.0/17 does not lie inside kube_pods_subnet 10.233.64.0/18") || !strings.Contains(r.Remediation, "kube_pods_subnet") {
+		t.Errorf("pool wider than kube_pods_subnet: %+v", r)
+	}
+	// calico_pool_cidr set to the pool, outside kube_pods_subnet: kubespray
+	// refuses it ("Ensure that calico_pool_cidr is within kube_pods_subnet").
+	o.CalicoPoolCIDR = "10.233.0.0/17"
+	r = clustertest.Result(t, run(t, o, clustertest.Healthy(o, 4), wide), "cni", "ippool_cidr")
+	if r.Status != verify.StatusFail || strings.Contains(r.Msg, "the inventory says") || !strings.Contains(r.Msg, "does not lie inside kube_pods_subnet 10.233.64.0/18") {
+		t.Errorf("calico_pool_cidr outside kube_pods_subnet: %+v", r)
+	}
+	// A calico_pool_cidr inside kube_pods_subnet is kubespray's to choose.
+	o.CalicoPoolCIDR = "10.233.96.0/19"
+	r = clustertest.Result(t, run(t, o, clustertest.Healthy(o, 4), ippool("10.233.96.0/19", "Never", "Always")), "cni", "ippool_cidr")
+	if r.Status != verify.StatusOK || r.Msg != "IPPool cidr is 10.233.96.0/19, within kube_pods_subnet 10.233.64.0/18" {
+		t.Errorf("pool inside kube_pods_subnet: %+v", r)
+	}
+
+	o = threeNode()
+	pool := ippool("10.233.64.0/18", "Never", "Always")
+	pool.Object["spec"].(map[string]any)["blockSize"] = int64(24)
+	rep := run(t, o, clustertest.Healthy(o, 4), pool)
+	if r := clustertest.Result(t, rep, "cni", "ippool_block_size"); r.Status != verify.StatusFail ||
+		!strings.Contains(r.Msg, "IPPool default-pool has blockSize 24, the inventory says 26 (calico_pool_blocksize)") || !strings.Contains(r.Remediation, "calico_pool_blocksize: 24") {
+		t.Errorf("blockSize 24: %+v", r)
+	}
+	o.CalicoPoolBlocksize = 24
+	if r := clustertest.Result(t, run(t, o, clustertest.Healthy(o, 4), pool), "cni", "ippool_block_size"); r.Status != verify.StatusOK {
+		t.Errorf("blockSize as the inventory says: %+v", r)
+	}
+	// A pool without blockSize (calico's default applies) is not judged.
+	for _, res := range run(t, threeNode(), clustertest.Healthy(threeNode(), 4), ippool("10.233.64.0/18", "Never", "Always")).Layers["cni"].Results {
+		if res.Check == "ippool_block_size" {
+			t.Errorf("pool without blockSize: %+v", res)
+		}
+	}
+	for _, tc := range []struct {
+		inner, outer  string
+		within, known bool
+	}{
+		{"10.233.64.0/18", "10.233.64.0/18", true, true},
+		{"10.233.96.0/19", "10.233.64.0/18", true, true},
+		{"10.233.0.0/17", "10.233.64.0/18", false, true},
+		{"10.244.0.0/16", "10.233.64.0/18", false, true},
+		{"fd85:ee78:d8a6:8607::1:0/112", "fd85:ee78:d8a6:8607::1:0/112", true, true},
+		{"nonsense", "10.233.64.0/18", false, false},
+	} {
+		if w, k := cluster.CIDRWithin(tc.inner, tc.outer); w != tc.within || k != tc.known {
+			t.Errorf("%s in %s: %v %v", tc.inner, tc.outer, w, k)
+		}
+	}
+}
+
 func TestDaemonSetMissingOnNode(t *testing.T) {
 	o := threeNode()
 	w := clustertest.Healthy(o, 4)
@@ -369,6 +430,7 @@ func TestRequestErrorsNameTheOption(t *testing.T) {
 		{cluster.Request{Kubeconfig: good}, "no host in k8s_cluster"},
 		{cluster.Request{Options: cluster.Options{KubeNode: []string{"a"}, KubePodsSubnet: "10.233.64.0"}, Kubeconfig: good}, `option kube_pods_subnet: "10.233.64.0" is not a CIDR`},
 		{cluster.Request{Options: groups, Kubeconfig: good, Probe: cluster.Probe{Path: "nodeport"}}, `option probe_path: "nodeport"`},
+		{cluster.Request{Options: cluster.Options{KubeNode: []string{"a"}, CalicoPoolBlocksize: 33}, Kubeconfig: good}, "option calico_pool_blocksize: 33 is not a block size calico takes for an IPv4 pool (20-32)"},
 		{cluster.Request{Options: groups, Kubeconfig: good, Probe: cluster.Probe{AddrMap: map[string]string{"10.233.0.10": "127.0.0.1:1"}}}, `option addr_map: "10.233.0.10" is not host:port`},
 		{cluster.Request{Options: groups, Kubeconfig: good, Timeout: -1}, "option timeout: -1 seconds is out of range"},
 		{cluster.Request{Options: groups, Kubeconfig: good, Layers: []string{"dns"}}, `unknown layer "dns" (known: nodes, kube_system, cni, addons, probe)`},

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +45,7 @@ type CNIFacts struct {
 	PoolCIDR  string `json:"pool_cidr,omitempty"`
 	IPIPMode  string `json:"ipip_mode,omitempty"`
 	VXLANMode string `json:"vxlan_mode,omitempty"`
+	BlockSize int    `json:"block_size,omitempty"`
 	// FlannelNetConf is kube-flannel-cfg's net-conf.json, as flannel
 	// reads it; NetworkPolicies counts the NetworkPolicy objects flannel
 	// does not enforce.
@@ -94,13 +97,10 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	facts.PoolCIDR, _, _ = unstructured.NestedString(pool.Object, "spec", "cidr")
 	facts.IPIPMode, _, _ = unstructured.NestedString(pool.Object, "spec", "ipipMode")
 	facts.VXLANMode, _, _ = unstructured.NestedString(pool.Object, "spec", "vxlanMode")
-	if facts.PoolCIDR != o.CalicoPoolCIDR {
-		res = append(res, verify.Result{Check: "ippool_cidr", Status: verify.StatusFail,
-			Msg:      fmt.Sprintf("IPPool %s has cidr %s, the inventory says %s (calico_pool_cidr, default kube_pods_subnet)", o.CalicoPoolName, facts.PoolCIDR, o.CalicoPoolCIDR),
-			Expected: o.CalicoPoolCIDR, Actual: facts.PoolCIDR,
-			Remediation: "calico never changes an existing pool's CIDR: set kube_pods_subnet/calico_pool_cidr to the pool's, or migrate the pool (calico's docs: migrate pods to a new IP pool)"})
-	} else {
-		res = append(res, verify.Result{Check: "ippool_cidr", Status: verify.StatusOK, Msg: "IPPool cidr is " + facts.PoolCIDR})
+	facts.BlockSize = poolBlockSize(pool)
+	res = append(res, poolCIDRResult(o, facts.PoolCIDR))
+	if r, ok := poolBlockSizeResult(o, facts.BlockSize); ok {
+		res = append(res, r)
 	}
 	// kubespray's own check (roles/network_plugin/calico/tasks/check.yml):
 	// an unset mode in the pool is accepted.
@@ -124,6 +124,80 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 			Msg: fmt.Sprintf("IPPool encapsulation ipipMode %s, vxlanMode %s as the inventory says", orDash(facts.IPIPMode), orDash(facts.VXLANMode))})
 	}
 	return res, facts, nil
+}
+
+// poolCIDRResult judges the pool's CIDR as kubespray's calico role does:
+// equal to calico_pool_cidr (default kube_pods_subnet; check.yml) and
+// within kube_pods_subnet (install.yml, "Ensure that calico_pool_cidr is
+// within kube_pods_subnet when defined"): kube-proxy's clusterCIDR and
+// kube-controller-manager's node podCIDRs are kube_pods_subnet, so pod
+// addresses outside it are taken for outside traffic.
+func poolCIDRResult(o *Options, cidr string) verify.Result {
+	var why []string
+	if cidr != o.CalicoPoolCIDR {
+		why = append(why, fmt.Sprintf("the inventory says %s (calico_pool_cidr, default kube_pods_subnet)", o.CalicoPoolCIDR))
+	}
+	within, known := cidrWithin(cidr, o.KubePodsSubnet)
+	switch {
+	case !known:
+		why = append(why, fmt.Sprintf("%q is not a CIDR", cidr))
+	case !within:
+		why = append(why, fmt.Sprintf("%s does not lie inside kube_pods_subnet %s, the clusterCIDR kube-proxy and kube-controller-manager take pod addresses from: pods get addresses they take for outside traffic", cidr, o.KubePodsSubnet))
+	}
+	if len(why) == 0 {
+		return verify.Result{Check: "ippool_cidr", Status: verify.StatusOK,
+			Msg: fmt.Sprintf("IPPool cidr is %s, within kube_pods_subnet %s", cidr, o.KubePodsSubnet)}
+	}
+	return verify.Result{Check: "ippool_cidr", Status: verify.StatusFail,
+		Msg:      fmt.Sprintf("IPPool %s has cidr %s: %s", o.CalicoPoolName, cidr, joinSemi(why)),
+		Expected: o.CalicoPoolCIDR, Actual: cidr,
+		Remediation: "calico never changes an existing pool's CIDR: set kube_pods_subnet/calico_pool_cidr to the pool's (calico_pool_cidr within kube_pods_subnet, as kubespray asserts), or migrate the pool (calico's docs: migrate pods to a new IP pool)"}
+}
+
+// cidrWithin says whether CIDR inner lies inside outer (known is false
+// when either is not a CIDR).
+func cidrWithin(inner, outer string) (within, known bool) {
+	a, err := netip.ParsePrefix(strings.TrimSpace(inner))
+	if err != nil {
+		return false, false
+	}
+	b, err := netip.ParsePrefix(strings.TrimSpace(outer))
+	if err != nil {
+		return false, false
+	}
+	return a.Bits() >= b.Bits() && b.Masked().Contains(a.Masked().Addr()), true
+}
+
+// poolBlockSize is the pool's spec.blockSize (0 when unset).
+func poolBlockSize(pool *unstructured.Unstructured) int {
+	bs, ok, _ := unstructured.NestedFieldNoCopy(pool.Object, "spec", "blockSize")
+	if !ok {
+		return 0
+	}
+	switch n := bs.(type) {
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	}
+	return 0
+}
+
+// poolBlockSizeResult compares the pool's blockSize with
+// calico_pool_blocksize, as kubespray's check.yml asserts before each
+// run; a pool without one gives no result.
+func poolBlockSizeResult(o *Options, bs int) (verify.Result, bool) {
+	if bs == 0 {
+		return verify.Result{}, false
+	}
+	if bs == o.CalicoPoolBlocksize {
+		return verify.Result{Check: "ippool_block_size", Status: verify.StatusOK,
+			Msg: fmt.Sprintf("IPPool blockSize is %d (calico_pool_blocksize)", bs)}, true
+	}
+	return verify.Result{Check: "ippool_block_size", Status: verify.StatusFail,
+		Msg:      fmt.Sprintf("IPPool %s has blockSize %d, the inventory says %d (calico_pool_blocksize): kubespray's next cluster.yml stops at its calico check (roles/network_plugin/calico/tasks/check.yml)", o.CalicoPoolName, bs, o.CalicoPoolBlocksize),
+		Expected: o.CalicoPoolBlocksize, Actual: bs,
+		Remediation: fmt.Sprintf("a pool's blockSize cannot change: set calico_pool_blocksize: %d in the inventory", bs)}, true
 }
 
 func orDash(s string) string {

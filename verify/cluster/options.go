@@ -37,6 +37,10 @@ type Options struct {
 	// calico_pool_cidr, which defaults to kube_pods_subnet.
 	CalicoPoolName string `json:"calico_pool_name"`
 	CalicoPoolCIDR string `json:"calico_pool_cidr"`
+	// CalicoPoolBlocksize is calico_pool_blocksize (26,
+	// roles/network_plugin/calico_defaults/defaults/main.yml), the pool's
+	// blockSize kubespray's check.yml asserts.
+	CalicoPoolBlocksize int `json:"calico_pool_blocksize"`
 	// flannel_backend_type (vxlan) and, for vxlan, flannel_vxlan_vni (1),
 	// flannel_vxlan_port (8472) and flannel_vxlan_direct_routing (false):
 	// roles/network_plugin/flannel/defaults/main.yml. VNI and port are
@@ -83,6 +87,7 @@ type Options struct {
 	DefaultsFrom     string `json:"-"`
 
 	KubeVersion          string `json:"kube_version"`
+	DNSDomain            string `json:"dns_domain"`             // cluster.local
 	KubeServiceAddresses string `json:"kube_service_addresses"` // 10.233.0.0/18
 	KubePodsSubnet       string `json:"kube_pods_subnet"`       // 10.233.64.0/18
 }
@@ -125,9 +130,13 @@ func (o *Options) Defaults() {
 	def(&o.EtcdDeploymentType, "host")
 	def(&o.LocalPathProvisionerStorageClass, "local-path")
 	def(&o.LocalPathProvisionerNamespace, "local-path-storage")
+	def(&o.DNSDomain, "cluster.local")
 	def(&o.KubeServiceAddresses, "10.233.0.0/18")
 	def(&o.KubePodsSubnet, "10.233.64.0/18")
 	def(&o.CalicoPoolCIDR, o.KubePodsSubnet)
+	if o.CalicoPoolBlocksize == 0 {
+		o.CalicoPoolBlocksize = 26
+	}
 	if o.CorednsReplicas == 0 {
 		o.CorednsReplicas = 2
 	}
@@ -162,6 +171,9 @@ func (o *Options) Validate() error {
 		if !slices.Contains([]string{"Always", "Never", "CrossSubnet"}, v) {
 			return fmt.Errorf("option %s: %q is not one of Always, Never, CrossSubnet", name, v)
 		}
+	}
+	if v := o.CalicoPoolBlocksize; v < 20 || v > 32 {
+		return fmt.Errorf("option calico_pool_blocksize: %d is not a block size calico takes for an IPv4 pool (20-32)", v)
 	}
 	if v := o.FlannelVXLANVNI; v != nil && (*v < 0 || *v > 1<<24-1) {
 		return fmt.Errorf("option flannel_vxlan_vni: %d is not a VXLAN network identifier (0-16777215)", *v)

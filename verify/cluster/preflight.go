@@ -127,14 +127,7 @@ func ReadState(ctx context.Context, env *Env) (*clusterstate.State, error) {
 			p.CIDR, _, _ = unstructured.NestedString(pool.Object, "spec", "cidr")
 			p.IPIPMode, _, _ = unstructured.NestedString(pool.Object, "spec", "ipipMode")
 			p.VXLANMode, _, _ = unstructured.NestedString(pool.Object, "spec", "vxlanMode")
-			if bs, ok, _ := unstructured.NestedFieldNoCopy(pool.Object, "spec", "blockSize"); ok {
-				switch n := bs.(type) {
-				case int64:
-					p.BlockSize = int(n)
-				case float64:
-					p.BlockSize = int(n)
-				}
-			}
+			p.BlockSize = poolBlockSize(pool)
 			st.IPPool = p
 		}
 	}

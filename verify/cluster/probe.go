@@ -43,6 +43,11 @@ type ProbeFacts struct {
 	Pods      []string `json:"pods,omitempty"`
 	Answered  []string `json:"answered,omitempty"`
 	Requests  int      `json:"requests,omitempty"`
+	// DNS is what the service_dns check saw (probe_dns.go).
+	DNS *ProbeDNSFacts `json:"dns,omitempty"`
+	// dialTarget is the Service's address as this host dials it (the
+	// ClusterIP after addr_map), for the cluster_ip path.
+	dialTarget string
 }
 
 func randSuffix() string {
@@ -191,8 +196,15 @@ func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ a
 	defer func() {
 		res = append(res, cleanupResult(env, ns))
 	}()
-	r := runProbe(ctx, env, ns, facts)
-	return []verify.Result{r}, facts, nil
+	// One budget, probe_timeout, for the Service and the name behind it.
+	pctx, cancel := context.WithTimeout(ctx, env.Probe.timeout())
+	defer cancel()
+	r := runProbe(pctx, env, ns, facts)
+	if r.Status != verify.StatusOK {
+		return []verify.Result{r, {Check: "service_dns", Status: verify.StatusSkipped,
+			Msg: "not run: the probe's Service did not answer (see service), so a pod's lookup of its name would say nothing more"}}, facts, nil
+	}
+	return []verify.Result{r, probeDNS(pctx, env, ns, facts)}, facts, nil
 }
 
 // namespaceDeletionBlocked reports, as result check, that a probe (what)
@@ -373,6 +385,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 		}
 	}
 	facts.Path = path
+	facts.dialTarget = target
 	httpc := env.HTTP
 	if httpc == nil {
 		// A new connection per request: kube-proxy balances connections,
@@ -397,7 +410,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 		facts.Target = fmt.Sprintf("%s/api/v1/namespaces/%s/services/http:%s:80/proxy/hostname (the API server's service proxy)", env.Server, ns, ProbeName)
 		rctx, rcancel := context.WithTimeout(ctx, env.Timeout)
 		defer rcancel()
-		b, err := env.Kube.ServiceProxyGet(rctx, ns, "http", ProbeName, "80", "hostname")
+		b, err := env.Kube.ServiceProxyGet(rctx, ns, "http", ProbeName, "80", "hostname", nil)
 		return strings.TrimSpace(string(b)), err
 	}
 	answered := map[string]bool{}

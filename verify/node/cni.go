@@ -13,7 +13,7 @@ import (
 
 // The cni layer checks the node side of kube_network_plugin: the tunnel
 // interfaces the plugin creates (read from /proc/net/dev, else
-// /sys/class/net, under Root) and
+// /sys/class/net, under Root), that each is up (cni_state.go) and
 // lists the ports and protocols it needs open between nodes, with the
 // inventory's choice that makes each one needed.
 func init() { register("cni", nil, func() Layer { return cniLayer{} }) }
@@ -36,6 +36,8 @@ type CNIInterface struct {
 	Name    string `json:"name"`
 	Present bool   `json:"present"`
 	Because string `json:"because"`
+	// State is what was read of a present interface's state (cni_state.go).
+	State *LinkState `json:"state,omitempty"`
 }
 
 // CNIFacts are the cni layer's facts.
@@ -184,10 +186,13 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 			Msg: fmt.Sprintf("kube_network_plugin %q has no node checks here", o.KubeNetworkPlugin)}}, f, nil
 	}
 	var results []verify.Result
-	for _, i := range f.Interfaces {
+	for n := range f.Interfaces {
+		i := &f.Interfaces[n]
 		if i.Present {
 			results = append(results, verify.Result{Check: "interface:" + i.Name, Status: verify.StatusOK,
 				Msg: fmt.Sprintf("%s present (%s)", i.Name, i.Because)})
+			i.State = linkState(ctx, env, i.Name, names, src)
+			results = append(results, linkStateResult(env, *i, f.Ports))
 			continue
 		}
 		results = append(results, verify.Result{Check: "interface:" + i.Name, Status: verify.StatusFail,

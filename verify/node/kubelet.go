@@ -19,6 +19,8 @@ import (
 // dns_domain, the resolvConf file kubelet hands to pods (present, with no
 // loopback nameserver a pod could not reach), cgroupDriver and the client
 // CA. clusterDNS is reported; the dns layer judges it against nodelocaldns.
+// On the workers it also checks their path to the API server through
+// kubespray's localhost load balancer (kubelet_lb.go).
 func init() { register("kubelet", nil, func() Layer { return kubeletLayer{} }) }
 
 type kubeletLayer struct{}
@@ -70,6 +72,9 @@ type KubeletFacts struct {
 	Config     *KubeletConfig `json:"config,omitempty"`
 	// ResolvConfNameservers are the nameservers of the resolvConf file.
 	ResolvConfNameservers []string `json:"resolv_conf_nameservers"`
+	// LocalhostLB is the workers' localhost load balancer (kubelet_lb.go),
+	// on the hosts kubespray gives one.
+	LocalhostLB *LocalhostLBFacts `json:"localhost_lb,omitempty"`
 }
 
 // ParseResolvConf returns the nameserver addresses of a resolv.conf.
@@ -170,5 +175,8 @@ func (kubeletLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, 
 				Msg: fmt.Sprintf("resolvConf %s nameservers %s", rc, strings.Join(f.ResolvConfNameservers, ", "))})
 		}
 	}
+	lb, lbf := localhostLBChecks(ctx, env)
+	results = append(results, lb...)
+	f.LocalhostLB = lbf
 	return results, f, nil
 }

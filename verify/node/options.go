@@ -53,6 +53,31 @@ type Options struct {
 	// (cilium_identity_allocation_mode, default crd) is kvstore.
 	CiliumCertDir                string `json:"cilium_cert_dir"`
 	CiliumIdentityAllocationMode string `json:"cilium_identity_allocation_mode"`
+	// The workers' path to the API server (roles/kubernetes/node/tasks/main.yml
+	// "Install nginx-proxy" / "Install haproxy"): with
+	// loadbalancer_apiserver_localhost (default: true when
+	// loadbalancer_apiserver, an external balancer, is not defined) a host
+	// outside kube_control_plane runs loadbalancer_apiserver_type's static
+	// pod (nginx, or haproxy) in kube_manifest_dir ({{ kube_config_dir
+	// }}/manifests), configured in nginx_config_dir (/etc/nginx) or
+	// haproxy_config_dir (/etc/haproxy), listening on 127.0.0.1:
+	// loadbalancer_apiserver_port (default kube_apiserver_port, 6443) and
+	// balancing over every kube_control_plane host's main_access_ip:
+	// kube_apiserver_port. A pointer, so that an explicit false is not
+	// taken for unset.
+	LoadbalancerAPIServerLocalhost *bool          `json:"loadbalancer_apiserver_localhost"`
+	LoadbalancerAPIServer          map[string]any `json:"loadbalancer_apiserver"`
+	LoadbalancerAPIServerType      string         `json:"loadbalancer_apiserver_type"`
+	LoadbalancerAPIServerPort      int            `json:"loadbalancer_apiserver_port"`
+	KubeAPIServerPort              int            `json:"kube_apiserver_port"`
+	KubeManifestDir                string         `json:"kube_manifest_dir"`
+	NginxConfigDir                 string         `json:"nginx_config_dir"`
+	HaproxyConfigDir               string         `json:"haproxy_config_dir"`
+	// KubeControlPlaneAccessIPs maps each kube_control_plane host to its
+	// main_access_ip (access_ip, else ip; kubespray's network_facts role),
+	// "" where the inventory gives neither: the upstreams nginx.conf and
+	// haproxy.cfg list.
+	KubeControlPlaneAccessIPs map[string]string `json:"kube_control_plane_access_ips"`
 	// Groups this host is in (group_names), e.g. etcd, kube_control_plane, kube_node.
 	Groups []string `json:"group_names"`
 	// EtcdMembers are the inventory hostnames of the etcd group (groups['etcd']).
@@ -134,6 +159,20 @@ func (o *Options) Defaults() {
 	if o.FlannelVXLANPort == nil {
 		port := 8472
 		o.FlannelVXLANPort = &port
+	}
+	def(&o.KubeManifestDir, strings.TrimSuffix(o.KubeConfigDir, "/")+"/manifests") // "{{ kube_config_dir }}/manifests"
+	def(&o.LoadbalancerAPIServerType, "nginx")
+	def(&o.NginxConfigDir, "/etc/nginx")
+	def(&o.HaproxyConfigDir, "/etc/haproxy")
+	if o.KubeAPIServerPort == 0 {
+		o.KubeAPIServerPort = 6443
+	}
+	if o.LoadbalancerAPIServerPort == 0 {
+		o.LoadbalancerAPIServerPort = o.KubeAPIServerPort // loadbalancer_apiserver_port | default(kube_apiserver_port)
+	}
+	if o.LoadbalancerAPIServerLocalhost == nil {
+		localhost := o.LoadbalancerAPIServer == nil // "{{ loadbalancer_apiserver is not defined }}"
+		o.LoadbalancerAPIServerLocalhost = &localhost
 	}
 	def(&o.LocalReleaseDir, "/tmp/releases")
 	def(&o.BinDir, "/usr/local/bin")

@@ -65,8 +65,8 @@ func (c clientset) CreateService(ctx context.Context, ns string, s *corev1.Servi
 	return c.k.CoreV1().Services(ns).Create(ctx, s, metav1.CreateOptions{})
 }
 
-func (c clientset) ServiceProxyGet(ctx context.Context, ns, scheme, name, port, path string) ([]byte, error) {
-	return c.k.CoreV1().Services(ns).ProxyGet(scheme, name, port, path, nil).DoRaw(ctx)
+func (c clientset) ServiceProxyGet(ctx context.Context, ns, scheme, name, port, path string, params map[string]string) ([]byte, error) {
+	return c.k.CoreV1().Services(ns).ProxyGet(scheme, name, port, path, params).DoRaw(ctx)
 }
 
 func (c clientset) CreateNamespace(ctx context.Context, n *corev1.Namespace) (*corev1.Namespace, error) {
