@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/layercheck/layercheck/kubespray"
 	"github.com/layercheck/layercheck/parser"
+	"github.com/layercheck/layercheck/test/harness"
 )
 
 // The e2e cluster of kubespray's defaults (E2E_CNI=calico, the default of
@@ -216,7 +216,7 @@ func writeSampleInventory(ksDir, dir string, hostsIni []byte, groups string, set
 	if err := os.RemoveAll(dst); err != nil {
 		return "", err
 	}
-	if err := copyTree(src, dst); err != nil {
+	if err := harness.CopyTree(src, dst); err != nil {
 		return "", fmt.Errorf("copying kubespray's sample group_vars: %w", err)
 	}
 	files, err := filepath.Glob(filepath.Join(dst, "*", "*.yml"))
@@ -261,31 +261,6 @@ func writeSampleInventory(ksDir, dir string, hostsIni []byte, groups string, set
 		return "", err
 	}
 	return path, nil
-}
-
-// copyTree copies the regular files and directories under src to dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", p)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(out, b, 0o644)
-	})
 }
 
 // editTopLevel replaces, in a group_vars file, the line of each
