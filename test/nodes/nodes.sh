@@ -105,7 +105,13 @@ rootfs() {
 
 node_names() { local i; for ((i = 1; i <= $1; i++)); do echo "node$i"; done; }
 node_ip() { echo "$NET.$((10 + ${1#node}))"; }
-running_nodes() { ls "$RUN" 2>/dev/null | grep -E '^node[0-9]+$' || true; }
+# Every node with a run directory, running or not; and those whose init runs.
+node_dirs() { ls "$RUN" 2>/dev/null | grep -E '^node[0-9]+$' || true; }
+running_nodes() {
+  local n
+  for n in $(node_dirs); do node_init "$n" >/dev/null && echo "$n"; done
+  return 0
+}
 
 # The cgroup v1 hierarchies nspawn uses for the container's systemd: one
 # directory per node, so that nodes never share /payload.
@@ -349,7 +355,6 @@ nodelocaldns_standin() {
     dummy=false
   fi
   for n in "${names[@]}"; do
-    node_init "$n" >/dev/null || die "$n is not running"
     r=$RUN/$n/root
     if [[ ! -e /proc/modules ]]; then
       py=
@@ -439,7 +444,7 @@ node_down() {
 
 down() {
   local n
-  for n in $(running_nodes); do node_down "$n"; done
+  for n in $(node_dirs); do node_down "$n"; done
   # nodes whose run directory was lost still have their namespace
   for n in $(ip netns list | awk '{print $1}' | grep -E "^$P-node[0-9]+\$" | sed "s/^$P-//"); do node_down "$n"; done
   ip netns list | grep -qw "^$LAB" && ip netns del "$LAB"
@@ -449,7 +454,7 @@ down() {
 
 status() {
   local n
-  for n in $(running_nodes); do
+  for n in $(node_dirs); do
     if node_init "$n" >/dev/null; then echo "$n $(node_ip "$n") running"; else echo "$n $(node_ip "$n") stopped"; fi
   done
 }
