@@ -46,7 +46,7 @@ ansible_user=ansible
 ansible_become=true
 ansible_python_interpreter=/usr/bin/python3
 ansible_ssh_private_key_file=/nodes/ssh/id_ed25519
-ansible_ssh_common_args='-F none -o UserKnownHostsFile=/nodes/run/known_hosts -o StrictHostKeyChecking=yes'
+ansible_ssh_common_args='-F none -o UserKnownHostsFile=/nodes/run/known_hosts -o StrictHostKeyChecking=yes -o ControlPath=/nodes/run/cp/%C'
 `
 
 // artefactsOut is what `E2E_CNI=calico artefacts.sh cluster` prints, in

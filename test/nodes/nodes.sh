@@ -289,6 +289,7 @@ wait_ssh() {
 write_inventory() {
   local n ip
   : >"$RUN/known_hosts"
+  install -d -m 0700 "$RUN/cp"
   {
     echo "# Written by test/nodes/nodes.sh: the node machines and how to reach them."
     echo "[all]"
@@ -303,7 +304,11 @@ write_inventory() {
     echo "ansible_become=true"
     echo "ansible_python_interpreter=/usr/bin/python3"
     echo "ansible_ssh_private_key_file=$DIR/ssh/id_ed25519"
-    echo "ansible_ssh_common_args='-F none -o UserKnownHostsFile=$RUN/known_hosts -o StrictHostKeyChecking=yes'"
+    # ControlPath in the lab's own directory: Ansible's default (~/.ansible/cp,
+    # named from host, port and user) is the same for every lab, so a second
+    # lab's run would reuse the first lab's open connections and run its
+    # tasks on the other lab's machines.
+    echo "ansible_ssh_common_args='-F none -o UserKnownHostsFile=$RUN/known_hosts -o StrictHostKeyChecking=yes -o ControlPath=$RUN/cp/%C'"
   } >"$RUN/hosts.ini"
 }
 
@@ -448,7 +453,7 @@ down() {
   # nodes whose run directory was lost still have their namespace
   for n in $(ip netns list | awk '{print $1}' | grep -E "^$P-node[0-9]+\$" | sed "s/^$P-//"); do node_down "$n"; done
   ip netns list | grep -qw "^$LAB" && ip netns del "$LAB"
-  rm -f "$RUN/hosts.ini" "$RUN/known_hosts"
+  rm -rf "$RUN/hosts.ini" "$RUN/known_hosts" "$RUN/cp"
   return 0
 }
 
