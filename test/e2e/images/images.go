@@ -118,9 +118,18 @@ var catalogue = []spec{
 	// mount-bpffs init container calico-node from PATH; Debian's /bin is
 	// usr/bin. Not here: upstream's mountns (cgo), which only its eBPF data
 	// plane uses (mount-bpffs runs -best-effort), and BIRD.
+	// calico-node is built without cgo, so without libbpf, whose stub
+	// panics when called. Felix's iptables data plane calls it once, at
+	// start, to remove the connect-time load balancer a former eBPF data
+	// plane may have left (felix/dataplane/linux/int_dataplane.go,
+	// bpfnat.RemoveConnectTimeLoadBalancer): on the node machines felix
+	// panicked there in a loop and calico-node never became Ready.
+	// FELIX_DebugSkipCTLBCleanup=true, felix's own switch, skips that
+	// clean-up; a node that never ran the eBPF data plane has nothing to
+	// clean up.
 	{Repo: "calico/node", Tag: "v3.31.5", Var: "calico_node", Component: "calico", Version: "v3.31.5", Binary: "calico-node",
 		Path: "/usr/bin/calico-node", Userland: true, Cmd: []string{"start_runit"},
-		Env:    []string{"SVDIR=/etc/service/enabled"},
+		Env:    []string{"SVDIR=/etc/service/enabled", "FELIX_DebugSkipCTLBCleanup=true"},
 		Files:  []file{{Path: "/", Source: "node-filesystem", Tree: true}},
 		Debian: &debian{Root: "runit", Programs: []string{"runsvdir", "runsv", "sv", "svlogd", "chpst"}}},
 	// Its init containers run /opt/cni/bin/calico-ipam -upgrade and
