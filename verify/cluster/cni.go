@@ -70,7 +70,7 @@ func (cniLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := checkDaemonSet(ctx, ds, ds, dss, env.snap.KubeSystemPods, presentNodes(env.inv, byName), len(byName))
+	r, err := checkDaemonSet(ctx, ds, ds, dss, env.snap.KubeSystemPods, presentNodes(env.inv, byName), byName)
 	if err != nil {
 		return nil, nil, err
 	}

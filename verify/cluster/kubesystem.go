@@ -68,13 +68,13 @@ func ownedBy(p *corev1.Pod, kind, name string) bool {
 }
 
 // checkDaemonSet wants DaemonSet name with a Ready pod on every node in
-// nodes (the inventory hosts that are Nodes; allNodes is the number of all
-// Nodes). When the DaemonSet's status says it should run on every Node
+// nodes (the inventory hosts that are Nodes; allNodes is every Node by
+// name). When the DaemonSet's status says it should run on every Node
 // (desiredNumberScheduled >= allNodes) and runs Ready there (numberReady
 // >= desiredNumberScheduled), that is the answer, without its pods; else
 // the pods of kube-system are listed (pods) to name the nodes without a
 // Ready pod. Only pods' error is returned.
-func checkDaemonSet(ctx context.Context, check, name string, dss []appsv1.DaemonSet, pods func(context.Context) ([]corev1.Pod, error), nodes []string, allNodes int) (verify.Result, error) {
+func checkDaemonSet(ctx context.Context, check, name string, dss []appsv1.DaemonSet, pods func(context.Context) ([]corev1.Pod, error), nodes []string, allNodes map[string]*corev1.Node) (verify.Result, error) {
 	var ds *appsv1.DaemonSet
 	for i := range dss {
 		if dss[i].Name == name {
@@ -86,7 +86,7 @@ func checkDaemonSet(ctx context.Context, check, name string, dss []appsv1.Daemon
 			Msg:         fmt.Sprintf("DaemonSet kube-system/%s is missing", name),
 			Remediation: fmt.Sprintf("rerun cluster.yml (the role that deploys %s); kubectl -n kube-system get ds shows what is there", name)}, nil
 	}
-	if st := ds.Status; int(st.DesiredNumberScheduled) >= allNodes && st.NumberReady >= st.DesiredNumberScheduled {
+	if st := ds.Status; int(st.DesiredNumberScheduled) >= len(allNodes) && st.NumberReady >= st.DesiredNumberScheduled {
 		return daemonSetOK(check, name, nodes), nil
 	}
 	all, err := pods(ctx)
@@ -106,13 +106,17 @@ func daemonSetOK(check, name string, nodes []string) verify.Result {
 // that desires more pods than there are Nodes (allNodes), while every pod
 // is Ready and one runs on every Node, is the DaemonSet controller not yet
 // counting a Node just deleted (remove-node.yml's last step): that is not
-// a missing pod.
-func checkDaemonSetPods(check, name string, ds *appsv1.DaemonSet, pods []corev1.Pod, nodes []string, allNodes int) verify.Result {
+// a missing pod. Nor is a pod still bound to a Node that is gone: the pod
+// garbage collector deletes it.
+func checkDaemonSetPods(check, name string, ds *appsv1.DaemonSet, pods []corev1.Pod, nodes []string, allNodes map[string]*corev1.Node) verify.Result {
 	readyOn := map[string]bool{}
 	var bad []string
 	for i := range pods {
 		p := &pods[i]
 		if !ownedBy(p, "DaemonSet", name) {
+			continue
+		}
+		if _, ok := allNodes[p.Spec.NodeName]; !ok && p.Spec.NodeName != "" {
 			continue
 		}
 		if podReady(p) {
@@ -129,27 +133,33 @@ func checkDaemonSetPods(check, name string, ds *appsv1.DaemonSet, pods []corev1.
 	}
 	st := ds.Status
 	if len(missing) == 0 && len(bad) == 0 && st.NumberReady < st.DesiredNumberScheduled &&
-		int(st.DesiredNumberScheduled) > allNodes && len(readyOn) >= allNodes {
+		int(st.DesiredNumberScheduled) > len(allNodes) && len(readyOn) >= len(allNodes) {
 		return verify.Result{Check: check, Status: verify.StatusOK,
 			Msg: fmt.Sprintf("DaemonSet kube-system/%s Ready on every node (%d); its status still counts %d/%d ready for %d Node(s) gone (the DaemonSet controller has not caught up)",
-				name, len(nodes), st.NumberReady, st.DesiredNumberScheduled, int(st.DesiredNumberScheduled)-allNodes)}
+				name, len(nodes), st.NumberReady, st.DesiredNumberScheduled, int(st.DesiredNumberScheduled)-len(allNodes))}
 	}
 	if len(missing) > 0 || st.NumberReady < st.DesiredNumberScheduled {
 		sort.Strings(bad)
 		return verify.Result{Check: check, Status: verify.StatusFail,
-			Msg: fmt.Sprintf("DaemonSet kube-system/%s: %d/%d ready; no Ready pod on %s", name, st.NumberReady, st.DesiredNumberScheduled,
-				orNone(missing)),
+			Msg:      daemonSetFailMsg(name, st.NumberReady, st.DesiredNumberScheduled, missing, bad),
 			Expected: nodes, Actual: missing, Evidence: bad,
 			Remediation: fmt.Sprintf("kubectl -n kube-system describe ds %s; kubectl -n kube-system logs ds/%s on the listed nodes; a node taint not tolerated or an image pull failure is the usual cause", name, name)}
 	}
 	return daemonSetOK(check, name, nodes)
 }
 
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "(none missing; status counts lag)"
+// daemonSetFailMsg names the nodes without a Ready pod, or, when every
+// node has one, the pods that are not Ready.
+func daemonSetFailMsg(name string, ready, desired int32, missing, bad []string) string {
+	head := fmt.Sprintf("DaemonSet kube-system/%s: %d/%d ready", name, ready, desired)
+	switch {
+	case len(missing) > 0:
+		return head + "; no Ready pod on " + verify.Abridge(missing)
+	case len(bad) > 0:
+		return head + "; not Ready: " + verify.Abridge(bad)
+	default:
+		return head + "; a Ready pod on every node, but the status counts fewer Ready than desired"
 	}
-	return verify.Abridge(s)
 }
 
 // checkDeployment wants Deployment ns/name with every replica ready.
@@ -374,7 +384,7 @@ func (kubeSystemLayer) Check(ctx context.Context, env *Env) ([]verify.Result, an
 	}
 	for _, name := range daemonsets {
 		facts.Expected = append(facts.Expected, name)
-		r, err := checkDaemonSet(ctx, name, name, dss, env.snap.KubeSystemPods, present, len(nodes))
+		r, err := checkDaemonSet(ctx, name, name, dss, env.snap.KubeSystemPods, present, byName)
 		if err != nil {
 			return nil, nil, err
 		}
