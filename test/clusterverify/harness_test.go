@@ -65,7 +65,23 @@ var (
 	etcdOnce  sync.Once
 	etcdURL   string
 	etcdErr   error
+	etcd      *embed.Etcd
+	etcdDir   string
 )
+
+// TestMain stops the shared etcd and removes its data directory (a few
+// hundred MB) when the tests are done; left behind, every run added one to
+// the temporary directory.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if etcd != nil {
+		etcd.Close()
+	}
+	if etcdDir != "" {
+		_ = os.RemoveAll(etcdDir)
+	}
+	os.Exit(code)
+}
 
 // sharedEtcd starts one embedded etcd for the whole test binary; each API
 // server gets its own --etcd-prefix.
@@ -77,6 +93,7 @@ func sharedEtcd(t testing.TB) string {
 			etcdErr = err
 			return
 		}
+		etcdDir = dir
 		cfg := embed.NewConfig()
 		cfg.Dir = dir
 		cfg.LogLevel = "error"
@@ -92,6 +109,7 @@ func sharedEtcd(t testing.TB) string {
 			etcdErr = err
 			return
 		}
+		etcd = e
 		select {
 		case <-e.Server.ReadyNotify():
 			etcdURL = cu.String()
