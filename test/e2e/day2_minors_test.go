@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 
 	"gopkg.in/yaml.v3"
 )
@@ -191,4 +192,17 @@ func (d *day2) versionsNow() string {
 		"; echo; "+kubectl("-n kube-system get pod -l component=kube-apiserver -o jsonpath='{.items[*].spec.containers[0].image}'")+
 		"; echo; /usr/local/bin/etcd --version | head -1")
 	return strings.Join(strings.Fields(strings.ReplaceAll(out, "\n", " ; ")), " ")
+}
+
+// TestJSONReportStart: the sample inventory's warnings quote Jinja
+// templates before the report; the report is the line that opens with "{".
+func TestJSONReportStart(t *testing.T) {
+	out := "layercheck: warning: kube_cert_dir at group_vars/k8s_cluster/k8s-cluster.yml:12:16 is \"{{ kube_config_dir }}/ssl\"\n{\n  \"hosts\": []\n}\n"
+	i := jsonReportStart(out)
+	if i < 0 || !strings.HasPrefix(out[i:], "{\n  \"hosts\"") {
+		t.Fatalf("jsonReportStart = %d", i)
+	}
+	if jsonReportStart(`{"a":1}`) != 0 || jsonReportStart("no report {{ x }}") != -1 {
+		t.Fatal("a report at the start, or none")
+	}
 }

@@ -375,7 +375,7 @@ func (d *day2) preflight(name string) (*lint.Report, time.Duration) {
 	out, err := inLab(t, timeoutVerify, d.log("preflight"), repoRoot, nil, filepath.Join(repoRoot, "bin", "layercheck"),
 		"lint", "-i", d.inv, "--kubespray-version", d.invRel.Name, "--cluster-from", "first-control-plane", "--format", "json")
 	took := time.Since(start)
-	i := strings.Index(out, "{")
+	i := jsonReportStart(out)
 	if i < 0 {
 		t.Fatalf("%s: the preflight (%v) printed no JSON report\n%s", name, err, tail(out, 40))
 	}

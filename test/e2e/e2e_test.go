@@ -236,13 +236,27 @@ func readVerifyFacts(t *testing.T, name, facts, out string) (map[string]*node.Re
 	return readVerifyFactsOf(t, name, facts, out, []string{"node1", "node2", "node3"})
 }
 
+// jsonReportStart is where the JSON report begins in out (stdout and
+// stderr together): the first line that opens with "{". A warning before
+// it may quote a Jinja template ("{{ kube_config_dir }}/ssl"), whose brace
+// is not the report's; -1 when no line opens with one.
+func jsonReportStart(out string) int {
+	if strings.HasPrefix(out, "{") {
+		return 0
+	}
+	if i := strings.Index(out, "\n{"); i >= 0 {
+		return i + 1
+	}
+	return -1
+}
+
 // verifyCLI runs `layercheck verify -i INV --format json` (and args) from
 // the lab.
 func (s *stage) verifyCLI(t *testing.T, name string, args ...string) *fleet.Report {
 	t.Helper()
 	out, err := inLab(t, timeoutVerify, s.log("verify-cli"), repoRoot, nil, filepath.Join(repoRoot, "bin", "layercheck"),
 		append([]string{"verify", "-i", s.inv, "--format", "json"}, args...)...)
-	i := strings.Index(out, "{")
+	i := jsonReportStart(out)
 	if i < 0 {
 		t.Fatalf("%s: layercheck verify (%v) printed no JSON report\n%s", name, err, tail(out, 40))
 	}
