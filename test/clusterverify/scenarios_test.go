@@ -54,7 +54,7 @@ type setup struct {
 
 // newCluster starts an API server and writes the cluster the inventory
 // implies (as a correct cluster.yml leaves it), changed by s.mutate.
-func newCluster(t *testing.T, o cluster.Options, s setup) *Cluster {
+func newCluster(t testing.TB, o cluster.Options, s setup) *Cluster {
 	t.Helper()
 	proxy := StartConnectProxy(t)
 	srv := StartAPIServer(t, proxy.Addr)

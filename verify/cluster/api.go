@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,6 +35,8 @@ type API interface {
 	// RawGet GETs an absolute path and returns the body; Accept is JSON.
 	RawGet(ctx context.Context, path string) ([]byte, error)
 
+	// ListNodes lists the Nodes. A protobuf answer keeps only the fields
+	// the layers read (decodeNodeList); others are empty.
 	ListNodes(ctx context.Context) (*corev1.NodeList, error)
 	// ListPods lists the pods of namespace ns matching opts' selectors.
 	ListPods(ctx context.Context, ns string, opts metav1.ListOptions) (*corev1.PodList, error)
@@ -157,8 +160,23 @@ func (a *restAPI) RawGet(ctx context.Context, path string) ([]byte, error) {
 	return a.core.Get().AbsPath(path).SetHeader("Accept", "application/json").Do(ctx).Raw()
 }
 
+// ListNodes decodes a protobuf answer with decodeNodeList (the fields the
+// layers read, see there), any other as client-go would.
 func (a *restAPI) ListNodes(ctx context.Context) (*corev1.NodeList, error) {
-	return list(ctx, a.core, "nodes", "", metav1.ListOptions{}, &corev1.NodeList{})
+	res := a.core.Get().Resource("nodes").Do(ctx)
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	body, _ := res.Raw()
+	items, err := decodeNodeList(body)
+	if errors.Is(err, errNotNodeList) {
+		l := &corev1.NodeList{}
+		return l, res.Into(l)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.NodeList{Items: items}, nil
 }
 
 func (a *restAPI) ListPods(ctx context.Context, ns string, opts metav1.ListOptions) (*corev1.PodList, error) {

@@ -24,3 +24,9 @@ func ParseDial(status int, body []byte, err error) (resolved bool, lookup, serve
 	o, perr := parseDial(status, body, err)
 	return o.resolved, o.lookup, o.server, o.response, o.dialErr, perr
 }
+
+// DecodeNodeList is decodeNodeList, for its test.
+var DecodeNodeList = decodeNodeList
+
+// ErrNotNodeList is errNotNodeList, for its test.
+var ErrNotNodeList = errNotNodeList
