@@ -152,7 +152,7 @@ func (c *checkCtx) apart() *checkCtx {
 	t.cols = map[string]*column{}
 	own.table = &t
 	own.defaults = map[string]*parser.Value{}
-	own.templateNamesMemo, own.hostByName = nil, nil
+	own.templateNamesMemo, own.hostByName, own.relPaths = nil, nil, nil
 	return &own
 }
 
@@ -237,6 +237,10 @@ type checkCtx struct {
 	groupHostIdx      map[string][]int     // groupHostsMemo's hosts as indexes in hosts
 	hostIndex         map[*parser.Host]int // a host's index in hosts
 	hostByName        map[string]int       // the same by name (varsOf)
+	// relPaths caches relPath: a rule locates the same few files for
+	// every host, and filepath.Abs reads the working directory (a stat)
+	// each time.
+	relPaths map[string]string
 }
 
 // use is one value a set of hosts gets for a variable: ours (with its
@@ -255,6 +259,7 @@ type use struct {
 func (c *checkCtx) build() {
 	in := c.in
 	c.cat, c.defaults = in.Catalogue, map[string]*parser.Value{}
+	c.relPaths = nil // made relative to the bases set below
 	if c.cat == nil {
 		c.cat = &kubespray.Catalogue{Vars: map[string]*kubespray.Var{}}
 	}
@@ -495,6 +500,19 @@ func (c *checkCtx) where(p parser.Pos) string {
 }
 
 func (c *checkCtx) relPath(file string) string {
+	if rel, ok := c.relPaths[file]; ok {
+		return rel
+	}
+	rel := c.relPathOf(file)
+	if c.relPaths == nil {
+		c.relPaths = map[string]string{}
+	}
+	c.relPaths[file] = rel
+	return rel
+}
+
+// relPathOf is relPath without the cache.
+func (c *checkCtx) relPathOf(file string) string {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return file
