@@ -363,43 +363,60 @@ func (c *checkCtx) resolved(host, name string) *parser.Value {
 
 // usesOfColumn is uses without Ansible's resolution: the hosts grouped by
 // the value they get, read from the column, consecutive hosts with the same
-// value (the usual case) grouped without a lookup.
+// value (the usual case) grouped without a lookup. A value that one run of
+// consecutive hosts gets shares that run of c.hosts as its host list
+// (capped: an append copies), so a value every host of a large inventory
+// gets costs no list of its own.
 func (c *checkCtx) usesOfColumn(name string) []use {
-	var out []*use
-	at := map[*parser.Value]*use{}
-	count := map[*parser.Value]int{} // hosts per value: each list allocated once
-	var last *use
+	type run struct {
+		first, n int
+		runs     int // runs of consecutive hosts
+	}
+	var order []*parser.Value
+	runs := map[*parser.Value]*run{}
 	col := c.table.column(name)
 	var lastV *parser.Value
-	n := 0
-	c.table.each(col, func(i int, v *parser.Value) {
-		if v != lastV {
-			if lastV != nil {
-				count[lastV] += n
-			}
-			lastV, n = v, 0
-		}
-		n++
-	})
-	if lastV != nil {
-		count[lastV] += n
-	}
+	var lastR *run
+	split := false
 	c.table.each(col, func(i int, v *parser.Value) {
 		if v == nil {
+			lastV, lastR = nil, nil
 			return
 		}
-		if last == nil || last.ours != v {
-			if last = at[v]; last == nil {
-				last = &use{name: name, ours: v, judge: v, hosts: make([]string, 0, count[v])}
-				at[v] = last
-				out = append(out, last)
-			}
+		if v == lastV {
+			lastR.n++
+			return
 		}
-		last.hosts = append(last.hosts, c.hosts[i])
+		r := runs[v]
+		if r == nil {
+			r = &run{first: i}
+			runs[v] = r
+			order = append(order, v)
+		} else {
+			split = true
+		}
+		r.n++
+		r.runs++
+		lastV, lastR = v, r
 	})
-	list := make([]use, len(out))
-	for i, u := range out {
-		list[i] = *u
+	list := make([]use, len(order))
+	at := make(map[*parser.Value]*use, len(order))
+	for k, v := range order {
+		r := runs[v]
+		list[k] = use{name: name, ours: v, judge: v}
+		if r.runs == 1 {
+			list[k].hosts = c.hosts[r.first : r.first+r.n : r.first+r.n]
+		} else {
+			list[k].hosts = make([]string, 0, r.n)
+			at[v] = &list[k]
+		}
+	}
+	if split {
+		c.table.each(col, func(i int, v *parser.Value) {
+			if u := at[v]; u != nil {
+				u.hosts = append(u.hosts, c.hosts[i])
+			}
+		})
 	}
 	return list
 }
