@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -226,7 +227,7 @@ func (inv *Inventory) AddGroup(name string) *Group {
 	}
 	g := inv.addGroup(name)
 	_ = inv.addChild(inv.groups["all"], g)
-	inv.groupVarsCache = nil
+	inv.groupVarsCache, inv.lastDirect, inv.lastLayer = nil, nil, nil
 	return g
 }
 
@@ -578,7 +579,7 @@ func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
 	if h == nil {
 		return merge(out, extra)
 	}
-	out = inv.groupLevelVars(inv.GroupsOf(h)).clone()
+	out = inv.groupLayer(h).clone()
 	merge(out, h.Vars)
 	for _, dir := range inv.varsDirs {
 		for _, f := range inv.HostVarsFiles[h.Name] {
@@ -597,7 +598,7 @@ func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
 // host_vars files; nil when it has none). HostVars(h, extra) is group,
 // then host, then extra, each replacing the one before.
 func (inv *Inventory) HostVarLayers(h *Host) (group, host *Map) {
-	group = inv.groupLevelVars(inv.GroupsOf(h))
+	group = inv.groupLayer(h)
 	files := inv.HostVarsFiles[h.Name]
 	if len(files) == 0 {
 		if h.Vars.Len() > 0 {
@@ -619,6 +620,17 @@ func (inv *Inventory) HostVarLayers(h *Host) (group, host *Map) {
 		}
 	}
 	return group, host
+}
+
+// groupLayer is groupLevelVars(GroupsOf(h)), the same for a host
+// directly in the same groups as the host before.
+func (inv *Inventory) groupLayer(h *Host) *Map {
+	if inv.lastLayer != nil && slices.Equal(h.Groups, inv.lastDirect) {
+		return inv.lastLayer
+	}
+	m := inv.groupLevelVars(inv.GroupsOf(h))
+	inv.lastDirect, inv.lastLayer = append(inv.lastDirect[:0], h.Groups...), m
+	return m
 }
 
 // groupLevelVars is the part of HostVars that depends only on the host's
