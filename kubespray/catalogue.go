@@ -2,7 +2,6 @@ package kubespray
 
 import (
 	"embed"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -16,8 +15,13 @@ import (
 )
 
 //go:generate go run ./internal/gen -data ../../shared/kubespray -src ../../shared/kubespray-src -full ../../shared/kubespray-full -dates commit_dates.txt -out .
+//go:generate go run ./internal/genbin -dir .
 
-//go:embed catalogue_*.json.gz
+// bundled holds the catalogues in their binary form (scan.BinaryFileName,
+// transcoded from the JSON ones gen writes): a lint decodes one at its
+// start, which JSON made most of a small lint's time.
+//
+//go:embed catalogue_*.bin.gz
 var bundled embed.FS
 
 // DefaultVersion is the bundled catalogue used when an inventory is not
@@ -194,7 +198,7 @@ func Versions() []string {
 	for _, e := range ents {
 		n := e.Name()
 		if v, ok := strings.CutPrefix(n, "catalogue_"); ok {
-			out = append(out, strings.TrimSuffix(v, ".json.gz"))
+			out = append(out, strings.TrimSuffix(v, ".bin.gz"))
 		}
 	}
 	sort.Strings(out)
@@ -246,29 +250,13 @@ func versionNewer(a, b string) bool {
 // means DefaultVersion. Each call returns a fresh copy.
 func Bundled(version string) (*Catalogue, error) {
 	version = Resolve(version)
-	b, err := bundled.ReadFile(scan.FileName(version))
+	b, err := bundled.ReadFile(scan.BinaryFileName(version))
 	if err != nil {
 		return nil, fmt.Errorf("no bundled kubespray catalogue for %q (have %s)", version, strings.Join(Versions(), ", "))
 	}
-	f, err := scan.Decode(b)
+	f, err := scan.DecodeBinaryGz(b) // numbers already as the loader gives them
 	if err != nil {
 		return nil, fmt.Errorf("bundled kubespray catalogue %s: %w", version, err)
-	}
-	for _, defs := range f.Vars {
-		for i := range defs {
-			defs[i].Default = fromJSON(defs[i].Default, defs[i].Type)
-		}
-	}
-	if f.Release != nil {
-		for i := range f.Release.AssertTasks {
-			t := &f.Release.AssertTasks[i]
-			for k, v := range t.Vars {
-				t.Vars[k] = fromJSON(v, "")
-			}
-			for j := range t.Loop {
-				t.Loop[j] = fromJSON(t.Loop[j], "")
-			}
-		}
 	}
 	fc := factsFor(version)
 	if _, ok := facts[version]; !ok {
@@ -278,34 +266,6 @@ func Bundled(version string) (*Catalogue, error) {
 	c.Version, c.Commit, c.Skipped, c.Release = f.Kubespray, f.Commit, f.Skipped, f.Release
 	c.CommitDate, c.Galaxy = f.CommitDate, f.Galaxy
 	return c, nil
-}
-
-// fromJSON gives a default read from JSON the Go types the loader gives
-// (as a Checkout has them): int64 for ints, float64 for floats (typ says
-// which at the top level; nested, a number without '.' or exponent is an
-// int), lists and maps converted throughout.
-func fromJSON(v any, typ string) any {
-	switch x := v.(type) {
-	case json.Number:
-		if typ == scan.TypeFloat {
-			f, _ := x.Float64()
-			return f
-		}
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case []any:
-		for i := range x {
-			x[i] = fromJSON(x[i], "")
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = fromJSON(x[k], "")
-		}
-	}
-	return v
 }
 
 // factsFor returns the facts of a bundled version, DefaultVersion's for
@@ -554,8 +514,15 @@ func DefinedIn(version, name string) string {
 	defer definedInMu.Unlock()
 	files, ok := definedIn[version]
 	if !ok {
-		if b, err := bundled.ReadFile(scan.FileName(version)); err == nil {
-			files, _ = scan.DecodeDefinedIn(b)
+		if b, err := bundled.ReadFile(scan.BinaryFileName(version)); err == nil {
+			if f, err := scan.DecodeBinaryGz(b); err == nil {
+				files = make(map[string]string, len(f.Vars))
+				for n, ds := range f.Vars {
+					if len(ds) > 0 {
+						files[n] = ds[0].File
+					}
+				}
+			}
 		}
 		definedIn[version] = files
 	}
