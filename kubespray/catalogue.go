@@ -3,6 +3,7 @@ package kubespray
 import (
 	"embed"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"sort"
@@ -364,9 +365,35 @@ func (c *Catalogue) readByScan(name string) string {
 // exactly where it is a whole run of word characters.
 var (
 	wordOnly = regexp.MustCompile(`^\w+$`)
-	wordRun  = regexp.MustCompile(`\w+`)
 	readByMu sync.Mutex
 )
+
+// wordRuns yields the runs of word characters of s, as the regexp \w+
+// finds them (ASCII letters, digits and _), without a regexp: the index
+// scans every templated default of the release at the lint's start.
+func wordRuns(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := -1
+		for i := 0; i <= len(s); i++ {
+			if i < len(s) && isWordByte(s[i]) {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			if start >= 0 {
+				if !yield(s[start:i]) {
+					return
+				}
+				start = -1
+			}
+		}
+	}
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
 
 // readByIndex is ReadBy for every name at once, built on first use: per
 // run of word characters in a templated default, the smallest
@@ -386,12 +413,15 @@ func (c *Catalogue) readByIndex() map[string]string {
 			if !ok || !strings.Contains(s, "{{") {
 				continue
 			}
-			for _, w := range wordRun.FindAllString(s, -1) {
+			hit := ""
+			for w := range wordRuns(s) {
 				if seen[w] {
 					continue
 				}
 				seen[w] = true
-				hit := fmt.Sprintf("%s (%s:%d)", n, d.File, d.Line)
+				if hit == "" {
+					hit = fmt.Sprintf("%s (%s:%d)", n, d.File, d.Line)
+				}
 				if old, ok := idx[w]; !ok || hit < old {
 					idx[w] = hit
 				}
