@@ -113,4 +113,7 @@ type Host struct {
 	// Source is the inventory file in which the host was first met
 	// (Ansible's inventory_file).
 	Source string
+	// index is the host's place in Inventory.Hosts (Inventory.Index); an
+	// int32 keeps a host and its first group in 160 bytes.
+	index int32
 }

@@ -202,6 +202,23 @@ func (e *HostLimitError) Error() string {
 // Host returns the named host, or nil.
 func (inv *Inventory) Host(name string) *Host { return inv.hosts[name] }
 
+// Index is h's place in inv.Hosts, without a map of them: ok is false
+// for a host that is not one of them.
+func (inv *Inventory) Index(h *Host) (i int, ok bool) {
+	if h == nil {
+		return 0, false
+	}
+	if i := int(h.index); i < len(inv.Hosts) && inv.Hosts[i] == h {
+		return i, true
+	}
+	for i, x := range inv.Hosts { // a host made outside addHost
+		if x == h {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // Group returns the named group, or nil.
 func (inv *Inventory) Group(name string) *Group { return inv.groups[name] }
 
@@ -383,7 +400,7 @@ func (inv *Inventory) addHost(name string, g *Group, port *Value, pos Pos, sourc
 		// the host, its empty variables and room for its first group in
 		// one allocation: a million hosts are a million objects, not four
 		c := &hostCell{}
-		c.host = Host{Name: name, Vars: &c.vars, Groups: c.groups[:0], Pos: pos, Source: source}
+		c.host = Host{Name: name, Vars: &c.vars, Groups: c.groups[:0], Pos: pos, Source: source, index: int32(len(inv.Hosts))}
 		h = &c.host
 		if port != nil {
 			h.Vars.Set("ansible_port", port)
