@@ -152,7 +152,7 @@ func (c *checkCtx) apart() *checkCtx {
 	t.cols = map[string]*column{}
 	own.table = &t
 	own.defaults = map[string]*parser.Value{}
-	own.templateNamesMemo, own.hostByName, own.relPaths = nil, nil, nil
+	own.templateNamesMemo, own.relPaths = nil, nil
 	return &own
 }
 
@@ -234,9 +234,7 @@ type checkCtx struct {
 	// groupHosts (the inventory does not change while the rules run).
 	templateNamesMemo map[string]bool
 	groupHostsMemo    map[string][]string
-	groupHostIdx      map[string][]int     // groupHostsMemo's hosts as indexes in hosts
-	hostIndex         map[*parser.Host]int // a host's index in hosts
-	hostByName        map[string]int       // the same by name (varsOf)
+	groupHostIdx      map[string][]int // groupHostsMemo's hosts as indexes in hosts
 	// relPaths caches relPath: a rule locates the same few files for
 	// every host, and filepath.Abs reads the working directory (a stat)
 	// each time.
@@ -426,13 +424,7 @@ func (c *checkCtx) names() []string { return c.table.names() }
 
 // varsOf is what host gets (nil for a host not in the inventory).
 func (c *checkCtx) varsOf(host string) *hostVars {
-	if c.hostByName == nil {
-		c.hostByName = make(map[string]int, len(c.hosts))
-		for i, h := range c.hosts {
-			c.hostByName[h] = i
-		}
-	}
-	i, ok := c.hostByName[host]
+	i, ok := c.indexOfName(host)
 	if !ok {
 		return nil
 	}
@@ -614,14 +606,20 @@ func (c *checkCtx) groupHosts(name string) (hosts []string, ok bool) {
 
 // indexOf is the index of h in the inventory's hosts.
 func (c *checkCtx) indexOf(h *parser.Host) (int, bool) {
-	if c.hostIndex == nil {
-		c.hostIndex = make(map[*parser.Host]int, len(c.in.Inventory.Hosts))
-		for i, h := range c.in.Inventory.Hosts {
-			c.hostIndex[h] = i
-		}
+	return c.in.Inventory.Index(h)
+}
+
+// indexOfName is the index of the host named name in c.hosts.
+func (c *checkCtx) indexOfName(name string) (int, bool) {
+	inv := c.in.Inventory
+	if inv == nil {
+		return 0, false
 	}
-	i, ok := c.hostIndex[h]
-	return i, ok
+	i, ok := inv.Index(inv.Host(name))
+	if !ok || i >= len(c.hosts) {
+		return 0, false
+	}
+	return i, true
 }
 
 // fixText words "name: value" in the syntax the value was written in.
