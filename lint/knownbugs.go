@@ -415,6 +415,7 @@ func checkKnownBugs(c *checkCtx) []Finding {
 type bugGroup struct {
 	said  []string
 	hosts []string
+	list  hostList // hosts, for knownBugHostsByTuple
 }
 
 // knownBugHostsByTuple groups the hosts at indexes idx that meet b's
@@ -468,8 +469,12 @@ func (c *checkCtx) knownBugHostsByTuple(b *knownBug, idx []int, by *byFirstSeen[
 			last, lastRes = append(last[:0], tuple...), res
 		}
 		if lastRes.met {
-			lastRes.g.hosts = append(lastRes.g.hosts, c.hosts[i])
+			lastRes.g.list.add(c.hosts, i)
 		}
+	}
+	for _, k := range by.order {
+		g := by.m[k]
+		g.hosts = g.list.list(c.hosts)
 	}
 }
 
