@@ -128,7 +128,8 @@ type varTable struct {
 }
 
 func newVarTable(inv *parser.Inventory, extra *parser.Map) *varTable {
-	t := &varTable{extra: extra, byHostKey: map[string][]int{}, cols: map[string]*column{}}
+	t := &varTable{extra: extra, byHostKey: map[string][]int{}, cols: map[string]*column{},
+		gid: make([]int, 0, len(inv.Hosts)), hostLayer: make([]*parser.Map, 0, len(inv.Hosts))}
 	index := map[*parser.Map]int{}
 	for i, h := range inv.Hosts {
 		g, own := inv.HostVarLayers(h)
