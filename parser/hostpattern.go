@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -110,6 +111,9 @@ func isHostname(s string) bool {
 func parseAddress(address string, allowRanges bool) (string, *Value, error) {
 	var port *Value
 	for _, re := range []*regexp.Regexp{reBracketedHostPort, reHostPort} {
+		if !strings.Contains(address, ":") {
+			break // both patterns need the colon before a port
+		}
 		if m := re.FindStringSubmatch(address); m != nil {
 			address = m[1]
 			n, ok := new(big.Int).SetString(m[2], 10)
@@ -259,6 +263,9 @@ func expandHostnameRange(line string, out *[]string) error {
 		}
 		if span.Cmp(big.NewInt(maxRangeHosts*absInt64(st))) > 0 || e == math.MaxInt64 || b == math.MaxInt64 || e == math.MinInt64 || b == math.MinInt64 {
 			return fmt.Errorf("host range [%s] expands to more than %d hosts", nrange, maxRangeHosts)
+		}
+		if !strings.Contains(tail, "[") && span.Sign() >= 0 { // the names to come: room for them at once
+			*out = slices.Grow(*out, int(span.Int64()/absInt64(st))+1)
 		}
 		for i := b; (st > 0 && i < e+1) || (st < 0 && i > e+1); i += st {
 			num = strconv.AppendInt(num[:0], i, 10)
