@@ -376,24 +376,24 @@ func (c *checkCtx) usesOfColumn(name string) []use {
 	var lastV *parser.Value
 	var lastR *run
 	split := false
-	c.table.each(col, func(i int, v *parser.Value) {
+	c.table.segments(col, func(start, end int, v *parser.Value) {
 		if v == nil {
 			lastV, lastR = nil, nil
 			return
 		}
 		if v == lastV {
-			lastR.n++
+			lastR.n += end - start
 			return
 		}
 		r := runs[v]
 		if r == nil {
-			r = &run{first: i}
+			r = &run{first: start}
 			runs[v] = r
 			order = append(order, v)
 		} else {
 			split = true
 		}
-		r.n++
+		r.n += end - start
 		r.runs++
 		lastV, lastR = v, r
 	})
@@ -410,9 +410,9 @@ func (c *checkCtx) usesOfColumn(name string) []use {
 		}
 	}
 	if split {
-		c.table.each(col, func(i int, v *parser.Value) {
+		c.table.segments(col, func(start, end int, v *parser.Value) {
 			if u := at[v]; u != nil {
-				u.hosts = append(u.hosts, c.hosts[i])
+				u.hosts = append(u.hosts, c.hosts[start:end]...)
 			}
 		})
 	}
