@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -199,7 +200,10 @@ func (inv *Inventory) iniHostLine(file string, lineNo int, raw, line, group stri
 			return &INIError{pos, fmt.Sprintf("Invalid host pattern '%s' supplied, '---' is normally a sign this is a YAML file.", tokens[0])}
 		}
 	}
-	vars := NewMap()
+	// the line's variables in order; a key given twice keeps its first
+	// place and its last value, as a Map does
+	keys := make([]string, 0, len(tokens)-1)
+	vals := make([]*Value, 0, len(tokens)-1)
 	for _, t := range tokens[1:] {
 		k, v, ok := strings.Cut(t, "=")
 		if !ok {
@@ -213,7 +217,11 @@ func (inv *Inventory) iniHostLine(file string, lineNo int, raw, line, group stri
 		if err != nil {
 			return &INIError{pos, err.Error()}
 		}
-		vars.Set(k, val)
+		if at := slices.Index(keys, k); at >= 0 {
+			vals[at] = val
+		} else {
+			keys, vals = append(keys, k), append(vals, val)
+		}
 	}
 	if port != nil {
 		port.Pos, port.Origin = Pos{File: file, Line: lineNo, Col: 1}, OriginINIHost
@@ -221,11 +229,15 @@ func (inv *Inventory) iniHostLine(file string, lineNo int, raw, line, group stri
 	g := inv.groups[group]
 	hpos := Pos{File: file, Line: lineNo, Col: 1 + utf8.RuneCountInString(raw) - utf8.RuneCountInString(strings.TrimLeft(raw, " \t"))}
 	for _, name := range hosts {
-		if _, err := inv.addHost(name, g, port, hpos, file); err != nil {
+		h, err := inv.addHost(name, g, port, hpos, file)
+		if err != nil {
 			return &INIError{pos, err.Error()}
 		}
-		for _, k := range vars.Keys {
-			if err := inv.setVariable(name, k, vars.Values[k]); err != nil {
+		if len(keys) > 0 && inv.groups[name] == nil && h.Vars.Values == nil {
+			h.Vars.grow(len(keys)) // a new host's variables: room for them at once
+		}
+		for k, key := range keys {
+			if err := inv.setVariable(name, key, vals[k]); err != nil {
 				return &INIError{pos, err.Error()}
 			}
 		}
