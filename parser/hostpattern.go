@@ -81,7 +81,6 @@ func isHostnameLabel(s string) bool {
 
 func isHostname(s string) bool {
 	// labels separated by '.', but '.' may not split a range
-	var labels []string
 	depth := 0
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -92,18 +91,14 @@ func isHostname(s string) bool {
 			depth--
 		case '.':
 			if depth == 0 {
-				labels = append(labels, s[start:i])
+				if !isHostnameLabel(s[start:i]) {
+					return false
+				}
 				start = i + 1
 			}
 		}
 	}
-	labels = append(labels, s[start:])
-	for _, l := range labels {
-		if !isHostnameLabel(l) {
-			return false
-		}
-	}
-	return true
+	return isHostnameLabel(s[start:])
 }
 
 // parseAddress is parse_address(address, allow_ranges): host and port (nil
