@@ -401,8 +401,49 @@ func pyStrip(s string) string {
 	})
 }
 
-// pySplitLines is Python's str.splitlines().
+// pySplitLines is Python's str.splitlines(). The lines of valid UTF-8 are
+// pieces of s itself: a large inventory's text is not copied rune by rune.
 func pySplitLines(s string) []string {
+	if !utf8.ValidString(s) {
+		return pySplitLinesRunes(s)
+	}
+	out := make([]string, 0, strings.Count(s, "\n")+1)
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		size := 1
+		sep := false
+		switch {
+		case c == '\n', c == '\r', c == '\v', c == '\f', c == 0x1c, c == 0x1d, c == 0x1e:
+			sep = true
+		case c >= 0x80:
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			sep = r == 0x85 || r == 0x2028 || r == 0x2029
+		}
+		if !sep {
+			i += size
+			continue
+		}
+		out = append(out, s[start:i])
+		i += size
+		if c == '\r' && i < len(s) && s[i] == '\n' {
+			i++
+		}
+		start = i
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// pySplitLinesRunes is pySplitLines for any string, rune by rune (an
+// invalid byte becomes U+FFFD, as []rune makes it).
+func pySplitLinesRunes(s string) []string {
 	var out []string
 	rs := []rune(s)
 	var cur []rune
