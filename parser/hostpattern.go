@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -29,7 +30,13 @@ var (
 	reBracketedHostPort = regexp.MustCompile(`^\[(.+)\]:([0-9]+)$`)
 	reHostPort          = regexp.MustCompile(`^((?:[^:\[\]]|\[[^\]]*\])*):([0-9]+)$`)
 	reIPv4              = regexp.MustCompile(`(?i)^(?:` + ipv4Component + `\.){3}` + ipv4Component + `$`)
-	reIPv6              = regexp.MustCompile(`(?i)^((?:` + ipv6Component + `:){7}` + ipv6Component + `|` +
+	reRangeAtom         = regexp.MustCompile(`(?i)^` + alphanumRange)
+)
+
+// reIPv6 is compiled when first needed (a host that is neither a hostname
+// nor an IPv4 address): compiling it took a millisecond of every start.
+var reIPv6 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^((?:` + ipv6Component + `:){7}` + ipv6Component + `|` +
 		`(?:` + ipv6Component + `:){1,6}:|` +
 		`(?:` + ipv6Component + `:)(?::` + ipv6Component + `){1,6}|` +
 		`(?:` + ipv6Component + `:){2}(?::` + ipv6Component + `){1,5}|` +
@@ -42,8 +49,7 @@ var (
 		`(?:0:){6}(?:` + ipv6Component + `\.){3}` + ipv6Component + `|` +
 		`::(?:ffff:)?(?:` + ipv6Component + `\.){3}` + ipv6Component + `|` +
 		`(?:0:){5}ffff:(?:` + ipv6Component + `\.){3}` + ipv6Component + `)$`)
-	reRangeAtom = regexp.MustCompile(`(?i)^` + alphanumRange)
-)
+})
 
 // isHostnameLabel checks Ansible's label regex:
 // (?:[\w]|range)(?:[\w_-]|range)*(?<![_-]) (case-insensitive, Unicode \w).
@@ -119,7 +125,7 @@ func parseAddress(address string, allowRanges bool) (string, *Value, error) {
 	}
 	// Ansible tries ipv4, ipv6 and hostname; any match will do, so try the
 	// cheap hostname check first
-	if !(isHostname(address) || reIPv4.MatchString(address) || reIPv6.MatchString(address)) {
+	if !(isHostname(address) || reIPv4.MatchString(address) || reIPv6().MatchString(address)) {
 		return "", nil, fmt.Errorf("Not a valid network hostname: %s", address)
 	}
 	if !allowRanges && strings.Contains(address, "[") {
