@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 )
 
@@ -131,11 +130,16 @@ func DecodeBinaryGz(gz []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
+	// room for the whole (gzip's trailer gives its size) at once
+	var size uint32
+	if len(gz) >= 4 {
+		size = binary.LittleEndian.Uint32(gz[len(gz)-4:])
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(int(size), 64<<20)+bytes.MinRead))
+	if _, err := buf.ReadFrom(zr); err != nil {
 		return nil, err
 	}
-	return DecodeBinary(b)
+	return DecodeBinary(buf.Bytes())
 }
 
 // binWriter writes the body and collects the string table.
