@@ -118,7 +118,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 // file's size, plus one to see the end): a file read in one piece rather
 // than in a buffer grown from 512 bytes.
 func readAllSized(r io.Reader, size int64) ([]byte, error) {
-	b := make([]byte, 0, max(size, 512))
+	b := make([]byte, 0, max(size, 64))
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
