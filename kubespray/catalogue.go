@@ -2,8 +2,8 @@ package kubespray
 
 import (
 	"embed"
-	"encoding/json"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"sort"
@@ -16,8 +16,13 @@ import (
 )
 
 //go:generate go run ./internal/gen -data ../../shared/kubespray -src ../../shared/kubespray-src -full ../../shared/kubespray-full -dates commit_dates.txt -out .
+//go:generate go run ./internal/genbin -dir .
 
-//go:embed catalogue_*.json.gz
+// bundled holds the catalogues in their binary form (scan.BinaryFileName,
+// transcoded from the JSON ones gen writes): a lint decodes one at its
+// start, which JSON made most of a small lint's time.
+//
+//go:embed catalogue_*.bin.gz
 var bundled embed.FS
 
 // DefaultVersion is the bundled catalogue used when an inventory is not
@@ -194,7 +199,7 @@ func Versions() []string {
 	for _, e := range ents {
 		n := e.Name()
 		if v, ok := strings.CutPrefix(n, "catalogue_"); ok {
-			out = append(out, strings.TrimSuffix(v, ".json.gz"))
+			out = append(out, strings.TrimSuffix(v, ".bin.gz"))
 		}
 	}
 	sort.Strings(out)
@@ -246,29 +251,13 @@ func versionNewer(a, b string) bool {
 // means DefaultVersion. Each call returns a fresh copy.
 func Bundled(version string) (*Catalogue, error) {
 	version = Resolve(version)
-	b, err := bundled.ReadFile(scan.FileName(version))
+	b, err := bundled.ReadFile(scan.BinaryFileName(version))
 	if err != nil {
 		return nil, fmt.Errorf("no bundled kubespray catalogue for %q (have %s)", version, strings.Join(Versions(), ", "))
 	}
-	f, err := scan.Decode(b)
+	f, err := scan.DecodeBinaryGz(b) // numbers already as the loader gives them
 	if err != nil {
 		return nil, fmt.Errorf("bundled kubespray catalogue %s: %w", version, err)
-	}
-	for _, defs := range f.Vars {
-		for i := range defs {
-			defs[i].Default = fromJSON(defs[i].Default, defs[i].Type)
-		}
-	}
-	if f.Release != nil {
-		for i := range f.Release.AssertTasks {
-			t := &f.Release.AssertTasks[i]
-			for k, v := range t.Vars {
-				t.Vars[k] = fromJSON(v, "")
-			}
-			for j := range t.Loop {
-				t.Loop[j] = fromJSON(t.Loop[j], "")
-			}
-		}
 	}
 	fc := factsFor(version)
 	if _, ok := facts[version]; !ok {
@@ -278,34 +267,6 @@ func Bundled(version string) (*Catalogue, error) {
 	c.Version, c.Commit, c.Skipped, c.Release = f.Kubespray, f.Commit, f.Skipped, f.Release
 	c.CommitDate, c.Galaxy = f.CommitDate, f.Galaxy
 	return c, nil
-}
-
-// fromJSON gives a default read from JSON the Go types the loader gives
-// (as a Checkout has them): int64 for ints, float64 for floats (typ says
-// which at the top level; nested, a number without '.' or exponent is an
-// int), lists and maps converted throughout.
-func fromJSON(v any, typ string) any {
-	switch x := v.(type) {
-	case json.Number:
-		if typ == scan.TypeFloat {
-			f, _ := x.Float64()
-			return f
-		}
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case []any:
-		for i := range x {
-			x[i] = fromJSON(x[i], "")
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = fromJSON(x[k], "")
-		}
-	}
-	return v
 }
 
 // factsFor returns the facts of a bundled version, DefaultVersion's for
@@ -404,9 +365,35 @@ func (c *Catalogue) readByScan(name string) string {
 // exactly where it is a whole run of word characters.
 var (
 	wordOnly = regexp.MustCompile(`^\w+$`)
-	wordRun  = regexp.MustCompile(`\w+`)
 	readByMu sync.Mutex
 )
+
+// wordRuns yields the runs of word characters of s, as the regexp \w+
+// finds them (ASCII letters, digits and _), without a regexp: the index
+// scans every templated default of the release at the lint's start.
+func wordRuns(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := -1
+		for i := 0; i <= len(s); i++ {
+			if i < len(s) && isWordByte(s[i]) {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			if start >= 0 {
+				if !yield(s[start:i]) {
+					return
+				}
+				start = -1
+			}
+		}
+	}
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
 
 // readByIndex is ReadBy for every name at once, built on first use: per
 // run of word characters in a templated default, the smallest
@@ -426,12 +413,15 @@ func (c *Catalogue) readByIndex() map[string]string {
 			if !ok || !strings.Contains(s, "{{") {
 				continue
 			}
-			for _, w := range wordRun.FindAllString(s, -1) {
+			hit := ""
+			for w := range wordRuns(s) {
 				if seen[w] {
 					continue
 				}
 				seen[w] = true
-				hit := fmt.Sprintf("%s (%s:%d)", n, d.File, d.Line)
+				if hit == "" {
+					hit = fmt.Sprintf("%s (%s:%d)", n, d.File, d.Line)
+				}
 				if old, ok := idx[w]; !ok || hit < old {
 					idx[w] = hit
 				}
@@ -554,8 +544,15 @@ func DefinedIn(version, name string) string {
 	defer definedInMu.Unlock()
 	files, ok := definedIn[version]
 	if !ok {
-		if b, err := bundled.ReadFile(scan.FileName(version)); err == nil {
-			files, _ = scan.DecodeDefinedIn(b)
+		if b, err := bundled.ReadFile(scan.BinaryFileName(version)); err == nil {
+			if f, err := scan.DecodeBinaryGz(b); err == nil {
+				files = make(map[string]string, len(f.Vars))
+				for n, ds := range f.Vars {
+					if len(ds) > 0 {
+						files[n] = ds[0].File
+					}
+				}
+			}
 		}
 		definedIn[version] = files
 	}

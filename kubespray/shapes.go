@@ -37,11 +37,11 @@ func ShapeHistory(name string) []ShapeAt {
 	shapesOnce.Do(func() {
 		shapesIdx = map[string][]ShapeAt{}
 		for _, v := range ReleaseOrder() {
-			b, err := bundled.ReadFile(scan.FileName(v))
+			b, err := bundled.ReadFile(scan.BinaryFileName(v))
 			if err != nil {
 				continue
 			}
-			f, err := scan.Decode(b)
+			f, err := scan.DecodeBinaryGz(b)
 			if err != nil || f.Release == nil {
 				continue
 			}

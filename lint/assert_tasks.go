@@ -123,7 +123,11 @@ func checkAssertTasks(c *checkCtx) []Finding {
 		if t.Status != kubespray.AssertEvaluated {
 			continue
 		}
-		var byKey byFirstSeen[key, use]
+		type group struct {
+			u     use
+			hosts hostList
+		}
+		var byKey byFirstSeen[key, group]
 		results := map[key]kubespray.AssertResult{}
 		// hosts that give the task the same values get the same result
 		reads := c.cat.AssertReads(t)
@@ -171,12 +175,13 @@ func checkAssertTasks(c *checkCtx) []Finding {
 				}
 			}
 			k := key{ti, r.That.Line, fmt.Sprint(r.Item), at}
-			u := byKey.get(k, func() *use { return &use{name: atName, ours: c.varsOf(name).Get(atName), judge: at} })
-			u.hosts = append(u.hosts, name)
+			g := byKey.get(k, func() *group { return &group{u: use{name: atName, ours: c.varsOf(name).Get(atName), judge: at}} })
+			g.hosts.add(c.hosts, i)
 			results[k] = r
 		}
 		for _, k := range byKey.order {
-			u := *byKey.m[k]
+			u := byKey.m[k].u
+			u.hosts = byKey.m[k].hosts.list(c.hosts)
 			r := results[k]
 			out = append(out, c.assertTaskFinding(t, r, u))
 		}

@@ -114,9 +114,10 @@ func (c *checkCtx) failingByTuple(a kubespray.Assert, vars []string) []use {
 	type verdict struct {
 		fails bool
 		u     *use
+		hosts hostList
 	}
 	seen := map[tuple]*verdict{}
-	var out []*use
+	var out []*verdict
 	var prev tuple
 	var last *verdict
 	for i := range c.hosts {
@@ -151,14 +152,15 @@ func (c *checkCtx) failingByTuple(a kubespray.Assert, vars []string) []use {
 		if !last.fails {
 			continue
 		}
-		if len(last.u.hosts) == 0 {
-			out = append(out, last.u)
+		if last.hosts.list(c.hosts) == nil {
+			out = append(out, last)
 		}
-		last.u.hosts = append(last.u.hosts, c.hosts[i])
+		last.hosts.add(c.hosts, i)
 	}
 	list := make([]use, len(out))
-	for i, u := range out {
-		list[i] = *u
+	for i, v := range out {
+		list[i] = *v.u
+		list[i].hosts = v.hosts.list(c.hosts)
 	}
 	return list
 }
@@ -308,8 +310,14 @@ type combo struct {
 
 func combos(c *checkCtx, na, nb string) []combo {
 	type key struct{ a, b *parser.Value }
-	var m byFirstSeen[key, combo]
-	for i, h := range c.hosts {
+	type group struct {
+		cb    combo
+		hosts hostList
+	}
+	var m byFirstSeen[key, group]
+	var lastK key
+	var last *group
+	for i := range c.hosts {
 		a, aSet := c.valueAt(i, na)
 		b, bSet := c.valueAt(i, nb)
 		k := key{a, b}
@@ -319,10 +327,18 @@ func combos(c *checkCtx, na, nb string) []combo {
 		if !bSet {
 			k.b = nil
 		}
-		cb := m.get(k, func() *combo { return &combo{a: a, b: b, aSet: aSet, bSet: bSet} })
-		cb.hosts = append(cb.hosts, h)
+		if last == nil || k != lastK {
+			lastK = k
+			last = m.get(k, func() *group { return &group{cb: combo{a: a, b: b, aSet: aSet, bSet: bSet}} })
+		}
+		last.hosts.add(c.hosts, i)
 	}
-	return m.list()
+	out := make([]combo, 0, len(m.order))
+	for _, g := range m.list() {
+		g.cb.hosts = g.hosts.list(c.hosts)
+		out = append(out, g.cb)
+	}
+	return out
 }
 
 // comboFinding places a finding on the value the user set (a first).

@@ -30,3 +30,41 @@ func (g *byFirstSeen[K, V]) list() []V {
 	}
 	return out
 }
+
+// hostList collects a group's hosts of c.hosts, added by index in
+// ascending order. While they are one run of consecutive hosts it holds
+// only the run's bounds and lists that run of c.hosts itself (capped: an
+// append copies), so that a value a million hosts share costs no list of
+// its own; a second run makes it a list of its own.
+type hostList struct {
+	first, end int      // the run hosts[first:end], until split
+	own        []string // the hosts, once split
+	split      bool
+}
+
+// add adds the host at index i of hosts.
+func (l *hostList) add(hosts []string, i int) {
+	switch {
+	case l.split:
+		l.own = append(l.own, hosts[i])
+	case l.first == l.end: // empty
+		l.first, l.end = i, i+1
+	case i == l.end:
+		l.end++
+	default:
+		l.own = append(make([]string, 0, 2*(l.end-l.first)+1), hosts[l.first:l.end]...)
+		l.own = append(l.own, hosts[i])
+		l.split = true
+	}
+}
+
+// list is the hosts added, in the order added (nil for none).
+func (l *hostList) list(hosts []string) []string {
+	if l.split {
+		return l.own
+	}
+	if l.first == l.end {
+		return nil
+	}
+	return hosts[l.first:l.end:l.end]
+}

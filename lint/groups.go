@@ -149,7 +149,14 @@ func rrOutside(inv *parser.Inventory) []string {
 	if inv == nil {
 		return nil
 	}
-	c := &checkCtx{in: Input{Inventory: inv}}
+	anyRR := false // no calico_rr host: nothing to list every host for
+	for _, g := range inv.GroupsUnder("calico_rr") {
+		anyRR = anyRR || len(g.Hosts) > 0
+	}
+	if !anyRR {
+		return nil
+	}
+	c := &checkCtx{in: Input{Inventory: inv}, hosts: make([]string, 0, len(inv.Hosts))}
 	for _, h := range inv.Hosts {
 		c.hosts = append(c.hosts, h.Name)
 	}

@@ -125,10 +125,17 @@ type varTable struct {
 	// byHostKey lists, per variable, the hosts whose own layer sets it.
 	byHostKey map[string][]int
 	cols      map[string]*column
+	// runs are the runs of consecutive hosts with the same group layer,
+	// in order (a host range is one): segments walks them.
+	runs []gidRun
 }
 
+// gidRun is the hosts start..end-1, all of group layer gid.
+type gidRun struct{ start, end, gid int }
+
 func newVarTable(inv *parser.Inventory, extra *parser.Map) *varTable {
-	t := &varTable{extra: extra, byHostKey: map[string][]int{}, cols: map[string]*column{}}
+	t := &varTable{extra: extra, byHostKey: map[string][]int{}, cols: map[string]*column{},
+		gid: make([]int, 0, len(inv.Hosts)), hostLayer: make([]*parser.Map, 0, len(inv.Hosts))}
 	index := map[*parser.Map]int{}
 	for i, h := range inv.Hosts {
 		g, own := inv.HostVarLayers(h)
@@ -139,6 +146,11 @@ func newVarTable(inv *parser.Inventory, extra *parser.Map) *varTable {
 			t.groups = append(t.groups, g)
 		}
 		t.gid = append(t.gid, gi)
+		if n := len(t.runs); n > 0 && t.runs[n-1].gid == gi {
+			t.runs[n-1].end++
+		} else {
+			t.runs = append(t.runs, gidRun{start: i, end: i + 1, gid: gi})
+		}
 		t.hostLayer = append(t.hostLayer, own)
 		if own != nil {
 			for _, k := range own.Keys {
@@ -193,20 +205,32 @@ func (t *varTable) at(col *column, i int) *parser.Value {
 	return col.gv[t.gid[i]]
 }
 
-// each calls fn with every host's value, in inventory order.
-func (t *varTable) each(col *column, fn func(i int, v *parser.Value)) {
-	k := 0
-	for i, g := range t.gid {
-		v := col.all
-		if v == nil {
-			if k < len(col.over) && col.over[k] == i {
-				v = col.ov[k]
-				k++
-			} else {
-				v = col.gv[g]
-			}
+// segments calls fn with every run of consecutive hosts start..end-1 that
+// get the same value v (nil: nothing sets it), in inventory order: what
+// each gives host by host, in a call per run of a group layer and per host
+// whose own layer sets the variable. Adjacent calls may have the same v.
+func (t *varTable) segments(col *column, fn func(start, end int, v *parser.Value)) {
+	if col.all != nil {
+		if n := len(t.gid); n > 0 {
+			fn(0, n, col.all)
 		}
-		fn(i, v)
+		return
+	}
+	k := 0 // the next host whose own layer sets it
+	for _, r := range t.runs {
+		v := col.gv[r.gid]
+		at := r.start
+		for ; k < len(col.over) && col.over[k] < r.end; k++ {
+			o := col.over[k]
+			if o > at {
+				fn(at, o, v)
+			}
+			fn(o, o+1, col.ov[k])
+			at = o + 1
+		}
+		if at < r.end {
+			fn(at, r.end, v)
+		}
 	}
 }
 

@@ -3,8 +3,10 @@ package lint
 import (
 	"bytes"
 	_ "embed"
+	"encoding/binary"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 
@@ -389,22 +391,103 @@ func checkKnownBugs(c *checkCtx) []Finding {
 		if !ok {
 			continue
 		}
-		type group struct {
-			said  []string
-			hosts []string
-		}
-		var by byFirstSeen[string, group]
-		for _, h := range hosts {
-			var said []string
-			if met, known := b.When.eval(c, h, &said); !met || !known {
-				continue
+		var by byFirstSeen[string, bugGroup]
+		if c.in.Resolved == nil {
+			c.knownBugHostsByTuple(b, c.groupHostIdx[b.Hosts], &by)
+		} else {
+			for _, h := range hosts {
+				var said []string
+				if met, known := b.When.eval(c, h, &said); !met || !known {
+					continue
+				}
+				g := by.get(strings.Join(said, "\x00"), func() *bugGroup { return &bugGroup{said: said} })
+				g.hosts = append(g.hosts, h)
 			}
-			g := by.get(strings.Join(said, "\x00"), func() *group { return &group{said: said} })
-			g.hosts = append(g.hosts, h)
 		}
 		for _, g := range by.list() {
 			out = append(out, c.knownBugFinding(b, relWhat, g.said, g.hosts))
 		}
+	}
+	return out
+}
+
+// bugGroup is the hosts that meet a known bug with the same variables.
+type bugGroup struct {
+	said  []string
+	hosts []string
+	list  hostList // hosts, for knownBugHostsByTuple
+}
+
+// knownBugHostsByTuple groups the hosts at indexes idx that meet b's
+// condition by the variables that decided it, as checkKnownBugs does
+// host by host, but evaluating the condition once per distinct tuple of
+// the values the hosts get for the variables it reads (hostvars.go): the
+// condition reads nothing else of a host.
+func (c *checkCtx) knownBugHostsByTuple(b *knownBug, idx []int, by *byFirstSeen[string, bugGroup]) {
+	names := b.When.vars(nil)
+	cols := make([]*column, len(names))
+	for k, n := range names {
+		cols[k] = c.table.column(n)
+	}
+	type result struct {
+		met bool
+		g   *bugGroup
+	}
+	ids := make([]map[*parser.Value]int, len(names)) // per variable: an id per value
+	for k := range ids {
+		ids[k] = map[*parser.Value]int{}
+	}
+	memo := map[string]*result{}
+	tuple := make([]*parser.Value, len(names))
+	var last []*parser.Value
+	var lastRes *result
+	var key []byte
+	for _, i := range idx {
+		for k, col := range cols {
+			tuple[k] = c.table.at(col, i)
+		}
+		if lastRes == nil || !slices.Equal(tuple, last) {
+			key = key[:0]
+			for k, v := range tuple {
+				id, ok := ids[k][v]
+				if !ok {
+					id = len(ids[k])
+					ids[k][v] = id
+				}
+				key = binary.AppendUvarint(key, uint64(id))
+			}
+			res := memo[string(key)]
+			if res == nil {
+				res = &result{}
+				var said []string
+				if met, known := b.When.eval(c, c.hosts[i], &said); met && known {
+					res.met = true
+					res.g = by.get(strings.Join(said, "\x00"), func() *bugGroup { return &bugGroup{said: said} })
+				}
+				memo[string(key)] = res
+			}
+			last, lastRes = append(last[:0], tuple...), res
+		}
+		if lastRes.met {
+			lastRes.g.list.add(c.hosts, i)
+		}
+	}
+	for _, k := range by.order {
+		g := by.m[k]
+		g.hosts = g.list.list(c.hosts)
+	}
+}
+
+// vars appends the variables the condition reads, once each.
+func (b *bugCond) vars(out []string) []string {
+	for i := range b.All {
+		out = b.All[i].vars(out)
+	}
+	for i := range b.Any {
+		out = b.Any[i].vars(out)
+	}
+	if b.Var != "" && !slices.Contains(out, b.Var) {
+		out = append(out, b.Var)
 	}
 	return out
 }

@@ -234,7 +234,10 @@ func Run(in Input) *Report {
 			r.Findings[i].Where = c.inventoryWhere(r.Findings[i].Hosts)
 		}
 	}
-	r.Findings = mergeHosts(r.Findings, c.hosts)
+	r.Findings = mergeHosts(r.Findings, c.hosts, func(h string) int {
+		i, _ := c.indexOfName(h)
+		return i
+	})
 	r.finish()
 	return r
 }
@@ -271,40 +274,83 @@ func (c *checkCtx) inventoryWhere(hosts []string) string {
 // by every value a check reads, so hosts that differ in a variable that
 // does not change the finding (e.g. kube_pods_subnet under a warning about
 // kube_service_addresses) would otherwise get the same warning twice.
-func mergeHosts(fs []Finding, hosts []string) []Finding {
+// pos is a host's index in the inventory (0 for a name it does not have).
+// A finding alone in its group keeps its hosts when they are in inventory
+// order already, as a rule's are: a list of a million hosts is neither
+// copied nor sorted again.
+func mergeHosts(fs []Finding, hosts []string, pos func(string) int) []Finding {
 	type key struct {
 		rule, variable, value, where, message, why, fix string
 		sev                                             Severity
 	}
-	order := make(map[string]int, len(hosts))
-	for i, h := range hosts {
-		order[h] = i
+	var groups byFirstSeen[key, []int] // the findings of each group
+	for i, f := range fs {
+		g := groups.get(key{f.Rule, f.Variable, f.Value, f.Where, f.Message, f.Why, f.Fix, f.Severity}, func() *[]int { return new([]int) })
+		*g = append(*g, i)
 	}
-	var groups byFirstSeen[key, Finding]
-	for _, f := range fs {
-		g := groups.get(key{f.Rule, f.Variable, f.Value, f.Where, f.Message, f.Why, f.Fix, f.Severity}, func() *Finding {
-			m := f
-			m.Hosts = nil
-			return &m
-		})
-		g.Hosts = append(g.Hosts, f.Hosts...)
-	}
-	out := groups.list()
-	for i := range out {
-		hs := out[i].Hosts
-		if len(hs) < 2 {
+	out := make([]Finding, 0, len(groups.order))
+	for _, k := range groups.order {
+		idx := *groups.m[k]
+		m := fs[idx[0]]
+		if len(idx) == 1 && inOrder(m.Hosts, hosts, pos) {
+			if len(m.Hosts) == 0 {
+				m.Hosts = nil
+			}
+			out = append(out, m)
 			continue
 		}
-		sort.SliceStable(hs, func(a, b int) bool { return order[hs[a]] < order[hs[b]] })
-		uniq := hs[:1]
-		for _, h := range hs[1:] {
-			if h != uniq[len(uniq)-1] {
-				uniq = append(uniq, h)
-			}
+		var hs []string
+		for _, i := range idx {
+			hs = append(hs, fs[i].Hosts...)
 		}
-		out[i].Hosts = uniq
+		if len(hs) >= 2 {
+			sort.SliceStable(hs, func(a, b int) bool { return pos(hs[a]) < pos(hs[b]) })
+			uniq := hs[:1]
+			for _, h := range hs[1:] {
+				if h != uniq[len(uniq)-1] {
+					uniq = append(uniq, h)
+				}
+			}
+			hs = uniq
+		}
+		m.Hosts = hs
+		out = append(out, m)
 	}
 	return out
+}
+
+// inOrder reports whether hs are distinct hosts in inventory order
+// (strictly increasing pos), which sorting and deduplicating keeps as
+// they are. A run of the inventory's hosts (a rule's list sharing hosts)
+// is found so without looking each host up.
+func inOrder(hs, hosts []string, pos func(string) int) bool {
+	if len(hs) < 2 {
+		return true
+	}
+	if k := pos(hs[0]); k+len(hs) <= len(hosts) && hosts[k] == hs[0] {
+		run := true
+		for i, h := range hs {
+			if hosts[k+i] != h {
+				run = false
+				break
+			}
+		}
+		if run {
+			return true
+		}
+	}
+	last := pos(hs[0])
+	if len(hosts) == 0 || hosts[last] != hs[0] {
+		return false // not a host of the inventory
+	}
+	for _, h := range hs[1:] {
+		p := pos(h)
+		if p <= last || hosts[p] != h {
+			return false
+		}
+		last = p
+	}
+	return true
 }
 
 // ForHost returns the findings affecting host: those naming it in Hosts,

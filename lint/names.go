@@ -263,17 +263,22 @@ func (c *checkCtx) templateNames() map[string]bool {
 	seen := map[*parser.Value]bool{}
 	var walk func(v *parser.Value)
 	walk = func(v *parser.Value) {
-		if v == nil || seen[v] {
+		if v == nil {
 			return
 		}
-		seen[v] = true
-		switch v.Kind {
-		case parser.KindString:
+		if v.Kind == parser.KindString { // read again, it adds the same names: no need to remember it
 			if v.Templated() {
 				for _, id := range identRe.FindAllString(v.Str, -1) {
 					out[id] = true
 				}
 			}
+			return
+		}
+		if seen[v] {
+			return
+		}
+		seen[v] = true
+		switch v.Kind {
 		case parser.KindList:
 			for _, x := range v.List {
 				walk(x)

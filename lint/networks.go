@@ -102,9 +102,9 @@ func checkNetworkOverlap(c *checkCtx) []Finding {
 func checkNodelocalDNS(c *checkCtx) []Finding {
 	var out []Finding
 	type key struct{ ip, svc, pod *parser.Value }
-	groups := map[key][]string{}
+	groups := map[key]*hostList{}
 	var order []key
-	for i, h := range c.hosts {
+	for i := range c.hosts {
 		ip, set := c.valueAt(i, "nodelocaldns_ip")
 		if !set || !judged(ip) {
 			continue
@@ -119,11 +119,12 @@ func checkNodelocalDNS(c *checkCtx) []Finding {
 		k := key{ip, svc, pod}
 		if groups[k] == nil {
 			order = append(order, k)
+			groups[k] = &hostList{}
 		}
-		groups[k] = append(groups[k], h)
+		groups[k].add(c.hosts, i)
 	}
 	for _, k := range order {
-		u := use{name: "nodelocaldns_ip", ours: k.ip, judge: k.ip, hosts: groups[k]}
+		u := use{name: "nodelocaldns_ip", ours: k.ip, judge: k.ip, hosts: groups[k].list(c.hosts)}
 		s, isStr := strValue(k.ip)
 		if !isStr || validate.Var(s, "ip") != nil {
 			f := c.finding("nodelocaldns-ip", SeverityError, u)

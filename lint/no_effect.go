@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/layercheck/layercheck/kubespray"
+	"github.com/layercheck/layercheck/parser"
 )
 
 func init() {
@@ -67,16 +68,16 @@ func checkNoEffect(c *checkCtx) []Finding {
 	var out []Finding
 	var groups *kubespray.PlayGroups
 	var m memberships
-	index := map[string]int{}
-	hostOf := func(h string) kubespray.PlayHost {
+	ready := func() {
 		if groups == nil {
 			groups = kubespray.NewPlayGroups(c.playGroups())
 			m = c.memberships()
-			for i, n := range c.hosts {
-				index[n] = i
-			}
 		}
-		return c.playHost(h, groups, m.names[m.of[index[h]]])
+	}
+	hostOf := func(h string) kubespray.PlayHost {
+		ready()
+		i, _ := c.indexOfName(h)
+		return c.playHost(h, groups, m.names[m.of[i]])
 	}
 	for _, name := range c.cat.GuardedNames() {
 		uses := c.uses(name)
@@ -96,6 +97,17 @@ func checkNoEffect(c *checkCtx) []Finding {
 			// the guards false on the first host; every host must have
 			// one false guard per read
 			var first []*kubespray.Guard
+			if c.in.Resolved == nil {
+				ready()
+				var ok bool
+				if first, ok = c.falseOnEveryHost(u.hosts, reads, groups, m); !ok {
+					continue use
+				}
+				if len(first) > 0 {
+					out = append(out, c.noEffectFinding(u, reads, first, hostOf(u.hosts[0])))
+				}
+				continue
+			}
 			for hi, h := range u.hosts {
 				host := hostOf(h)
 				for _, r := range reads {
@@ -115,6 +127,118 @@ func checkNoEffect(c *checkCtx) []Finding {
 		}
 	}
 	return out
+}
+
+// guardTrace is what evaluating a use's guards on one host asked of the
+// host, and the outcome: the variables looked up and what the host gave
+// for each (nil: unset), whether it read the host's name or groups or
+// listed its variables. The evaluation reads nothing else of a host, and
+// does the same with the same answers: a host that gives them gets the
+// same outcome.
+type guardTrace struct {
+	cols     []*column // the variables looked up
+	vals     []*parser.Value
+	byName   bool // inventory_hostname or the variable list read: this host only
+	host     int
+	byGroups bool // group_names read
+	member   int
+	guards   []*kubespray.Guard // each read's false guard, when ok
+	ok       bool               // every read has one
+}
+
+// falseOnEveryHost reports whether every read has a guard that is false
+// on every one of hosts, and the false guards of the first host: the
+// guards evaluated once per distinct set of answers (guardTrace) instead
+// of once per host. Without Ansible's resolution only.
+func (c *checkCtx) falseOnEveryHost(hosts []string, reads []kubespray.GuardedRead, groups *kubespray.PlayGroups, m memberships) ([]*kubespray.Guard, bool) {
+	var traces []*guardTrace
+	var last *guardTrace
+	var first []*kubespray.Guard
+	for hi, h := range hosts {
+		i, ok := c.indexOfName(h)
+		if !ok {
+			return nil, false
+		}
+		tr := last
+		if tr == nil || !c.sameAnswers(tr, i, m) {
+			tr = nil
+			for _, t := range traces {
+				if c.sameAnswers(t, i, m) {
+					tr = t
+					break
+				}
+			}
+			if tr == nil {
+				tr = c.traceGuards(i, reads, groups, m)
+				traces = append(traces, tr)
+			}
+			last = tr
+		}
+		if !tr.ok {
+			return nil, false
+		}
+		if hi == 0 {
+			first = tr.guards
+		}
+	}
+	return first, true
+}
+
+// traceGuards evaluates the guards of reads on the host at index i, as
+// the loop of checkNoEffect does host by host, and records what it asked.
+func (c *checkCtx) traceGuards(i int, reads []kubespray.GuardedRead, groups *kubespray.PlayGroups, m memberships) *guardTrace {
+	h := c.hosts[i]
+	tr := &guardTrace{host: i, member: m.of[i]}
+	seen := map[string]bool{}
+	host := kubespray.PlayHost{
+		Name: h,
+		Lookup: func(name string) (any, bool) {
+			v, set := c.valueAt(i, name)
+			if !seen[name] {
+				seen[name] = true
+				col := c.table.column(name)
+				tr.cols, tr.vals = append(tr.cols, col), append(tr.vals, c.table.at(col, i))
+			}
+			switch name {
+			case "inventory_hostname", "inventory_hostname_short":
+				tr.byName = true
+			case "group_names":
+				tr.byGroups = true
+			}
+			if !set {
+				return nil, false
+			}
+			return v, true
+		},
+		VarNames: func() []string {
+			tr.byName = true
+			return c.varsOf(h).Keys()
+		},
+		Groups: groups, GroupNames: m.names[m.of[i]],
+	}
+	tr.ok = true
+	for _, r := range reads {
+		g := c.falseGuard(r, host)
+		if g == nil {
+			tr.ok, tr.guards = false, nil
+			break
+		}
+		tr.guards = append(tr.guards, g)
+	}
+	return tr
+}
+
+// sameAnswers reports whether the host at index i gives what tr recorded.
+func (c *checkCtx) sameAnswers(tr *guardTrace, i int, m memberships) bool {
+	if tr.byName && tr.host != i || tr.byGroups && tr.member != m.of[i] {
+		return false
+	}
+	for k, col := range tr.cols {
+		if c.table.at(col, i) != tr.vals[k] {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *checkCtx) noEffectFinding(u use, reads []kubespray.GuardedRead, guards []*kubespray.Guard, host kubespray.PlayHost) Finding {

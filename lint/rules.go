@@ -152,7 +152,7 @@ func (c *checkCtx) apart() *checkCtx {
 	t.cols = map[string]*column{}
 	own.table = &t
 	own.defaults = map[string]*parser.Value{}
-	own.templateNamesMemo, own.hostByName = nil, nil
+	own.templateNamesMemo, own.relPaths = nil, nil
 	return &own
 }
 
@@ -234,9 +234,11 @@ type checkCtx struct {
 	// groupHosts (the inventory does not change while the rules run).
 	templateNamesMemo map[string]bool
 	groupHostsMemo    map[string][]string
-	groupHostIdx      map[string][]int     // groupHostsMemo's hosts as indexes in hosts
-	hostIndex         map[*parser.Host]int // a host's index in hosts
-	hostByName        map[string]int       // the same by name (varsOf)
+	groupHostIdx      map[string][]int // groupHostsMemo's hosts as indexes in hosts
+	// relPaths caches relPath: a rule locates the same few files for
+	// every host, and filepath.Abs reads the working directory (a stat)
+	// each time.
+	relPaths map[string]string
 }
 
 // use is one value a set of hosts gets for a variable: ours (with its
@@ -255,6 +257,7 @@ type use struct {
 func (c *checkCtx) build() {
 	in := c.in
 	c.cat, c.defaults = in.Catalogue, map[string]*parser.Value{}
+	c.relPaths = nil // made relative to the bases set below
 	if c.cat == nil {
 		c.cat = &kubespray.Catalogue{Vars: map[string]*kubespray.Var{}}
 	}
@@ -358,43 +361,60 @@ func (c *checkCtx) resolved(host, name string) *parser.Value {
 
 // usesOfColumn is uses without Ansible's resolution: the hosts grouped by
 // the value they get, read from the column, consecutive hosts with the same
-// value (the usual case) grouped without a lookup.
+// value (the usual case) grouped without a lookup. A value that one run of
+// consecutive hosts gets shares that run of c.hosts as its host list
+// (capped: an append copies), so a value every host of a large inventory
+// gets costs no list of its own.
 func (c *checkCtx) usesOfColumn(name string) []use {
-	var out []*use
-	at := map[*parser.Value]*use{}
-	count := map[*parser.Value]int{} // hosts per value: each list allocated once
-	var last *use
+	type run struct {
+		first, n int
+		runs     int // runs of consecutive hosts
+	}
+	var order []*parser.Value
+	runs := map[*parser.Value]*run{}
 	col := c.table.column(name)
 	var lastV *parser.Value
-	n := 0
-	c.table.each(col, func(i int, v *parser.Value) {
-		if v != lastV {
-			if lastV != nil {
-				count[lastV] += n
-			}
-			lastV, n = v, 0
-		}
-		n++
-	})
-	if lastV != nil {
-		count[lastV] += n
-	}
-	c.table.each(col, func(i int, v *parser.Value) {
+	var lastR *run
+	split := false
+	c.table.segments(col, func(start, end int, v *parser.Value) {
 		if v == nil {
+			lastV, lastR = nil, nil
 			return
 		}
-		if last == nil || last.ours != v {
-			if last = at[v]; last == nil {
-				last = &use{name: name, ours: v, judge: v, hosts: make([]string, 0, count[v])}
-				at[v] = last
-				out = append(out, last)
-			}
+		if v == lastV {
+			lastR.n += end - start
+			return
 		}
-		last.hosts = append(last.hosts, c.hosts[i])
+		r := runs[v]
+		if r == nil {
+			r = &run{first: start}
+			runs[v] = r
+			order = append(order, v)
+		} else {
+			split = true
+		}
+		r.n += end - start
+		r.runs++
+		lastV, lastR = v, r
 	})
-	list := make([]use, len(out))
-	for i, u := range out {
-		list[i] = *u
+	list := make([]use, len(order))
+	at := make(map[*parser.Value]*use, len(order))
+	for k, v := range order {
+		r := runs[v]
+		list[k] = use{name: name, ours: v, judge: v}
+		if r.runs == 1 {
+			list[k].hosts = c.hosts[r.first : r.first+r.n : r.first+r.n]
+		} else {
+			list[k].hosts = make([]string, 0, r.n)
+			at[v] = &list[k]
+		}
+	}
+	if split {
+		c.table.segments(col, func(start, end int, v *parser.Value) {
+			if u := at[v]; u != nil {
+				u.hosts = append(u.hosts, c.hosts[start:end]...)
+			}
+		})
 	}
 	return list
 }
@@ -404,13 +424,7 @@ func (c *checkCtx) names() []string { return c.table.names() }
 
 // varsOf is what host gets (nil for a host not in the inventory).
 func (c *checkCtx) varsOf(host string) *hostVars {
-	if c.hostByName == nil {
-		c.hostByName = make(map[string]int, len(c.hosts))
-		for i, h := range c.hosts {
-			c.hostByName[h] = i
-		}
-	}
-	i, ok := c.hostByName[host]
+	i, ok := c.indexOfName(host)
 	if !ok {
 		return nil
 	}
@@ -495,6 +509,19 @@ func (c *checkCtx) where(p parser.Pos) string {
 }
 
 func (c *checkCtx) relPath(file string) string {
+	if rel, ok := c.relPaths[file]; ok {
+		return rel
+	}
+	rel := c.relPathOf(file)
+	if c.relPaths == nil {
+		c.relPaths = map[string]string{}
+	}
+	c.relPaths[file] = rel
+	return rel
+}
+
+// relPathOf is relPath without the cache.
+func (c *checkCtx) relPathOf(file string) string {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return file
@@ -579,14 +606,20 @@ func (c *checkCtx) groupHosts(name string) (hosts []string, ok bool) {
 
 // indexOf is the index of h in the inventory's hosts.
 func (c *checkCtx) indexOf(h *parser.Host) (int, bool) {
-	if c.hostIndex == nil {
-		c.hostIndex = make(map[*parser.Host]int, len(c.in.Inventory.Hosts))
-		for i, h := range c.in.Inventory.Hosts {
-			c.hostIndex[h] = i
-		}
+	return c.in.Inventory.Index(h)
+}
+
+// indexOfName is the index of the host named name in c.hosts.
+func (c *checkCtx) indexOfName(name string) (int, bool) {
+	inv := c.in.Inventory
+	if inv == nil {
+		return 0, false
 	}
-	i, ok := c.hostIndex[h]
-	return i, ok
+	i, ok := inv.Index(inv.Host(name))
+	if !ok || i >= len(c.hosts) {
+		return 0, false
+	}
+	return i, true
 }
 
 // fixText words "name: value" in the syntax the value was written in.

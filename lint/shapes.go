@@ -33,21 +33,27 @@ func kindOf(v *parser.Value) string {
 }
 
 func checkShapes(c *checkCtx) []Finding {
-	var groups byFirstSeen[*parser.Value, use]
+	type group struct {
+		u     use
+		hosts hostList
+	}
+	var groups byFirstSeen[*parser.Value, group]
 	t := c.table
 	keys := t.keysWhere(func(name string) bool { return c.cat.Shape(name) != nil })
-	for i, h := range c.hosts {
+	for i := range c.hosts {
 		for _, name := range keys.of(i) {
 			v, set := c.valueAt(i, name)
 			if !set || kindOf(v) == "" {
 				continue
 			}
-			u := groups.get(v, func() *use { return &use{name: name, ours: t.at(t.column(name), i), judge: v} })
-			u.hosts = append(u.hosts, h)
+			g := groups.get(v, func() *group { return &group{u: use{name: name, ours: t.at(t.column(name), i), judge: v}} })
+			g.hosts.add(c.hosts, i)
 		}
 	}
 	var out []Finding
-	for _, u := range groups.list() {
+	for _, g := range groups.list() {
+		u := g.u
+		u.hosts = g.hosts.list(c.hosts)
 		if f, ok := c.shapeFinding(u); ok {
 			out = append(out, f)
 			continue

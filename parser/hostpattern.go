@@ -7,8 +7,10 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -28,7 +30,13 @@ var (
 	reBracketedHostPort = regexp.MustCompile(`^\[(.+)\]:([0-9]+)$`)
 	reHostPort          = regexp.MustCompile(`^((?:[^:\[\]]|\[[^\]]*\])*):([0-9]+)$`)
 	reIPv4              = regexp.MustCompile(`(?i)^(?:` + ipv4Component + `\.){3}` + ipv4Component + `$`)
-	reIPv6              = regexp.MustCompile(`(?i)^((?:` + ipv6Component + `:){7}` + ipv6Component + `|` +
+	reRangeAtom         = regexp.MustCompile(`(?i)^` + alphanumRange)
+)
+
+// reIPv6 is compiled when first needed (a host that is neither a hostname
+// nor an IPv4 address): compiling it took a millisecond of every start.
+var reIPv6 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^((?:` + ipv6Component + `:){7}` + ipv6Component + `|` +
 		`(?:` + ipv6Component + `:){1,6}:|` +
 		`(?:` + ipv6Component + `:)(?::` + ipv6Component + `){1,6}|` +
 		`(?:` + ipv6Component + `:){2}(?::` + ipv6Component + `){1,5}|` +
@@ -41,8 +49,7 @@ var (
 		`(?:0:){6}(?:` + ipv6Component + `\.){3}` + ipv6Component + `|` +
 		`::(?:ffff:)?(?:` + ipv6Component + `\.){3}` + ipv6Component + `|` +
 		`(?:0:){5}ffff:(?:` + ipv6Component + `\.){3}` + ipv6Component + `)$`)
-	reRangeAtom = regexp.MustCompile(`(?i)^` + alphanumRange)
-)
+})
 
 // isHostnameLabel checks Ansible's label regex:
 // (?:[\w]|range)(?:[\w_-]|range)*(?<![_-]) (case-insensitive, Unicode \w).
@@ -80,7 +87,6 @@ func isHostnameLabel(s string) bool {
 
 func isHostname(s string) bool {
 	// labels separated by '.', but '.' may not split a range
-	var labels []string
 	depth := 0
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -91,18 +97,14 @@ func isHostname(s string) bool {
 			depth--
 		case '.':
 			if depth == 0 {
-				labels = append(labels, s[start:i])
+				if !isHostnameLabel(s[start:i]) {
+					return false
+				}
 				start = i + 1
 			}
 		}
 	}
-	labels = append(labels, s[start:])
-	for _, l := range labels {
-		if !isHostnameLabel(l) {
-			return false
-		}
-	}
-	return true
+	return isHostnameLabel(s[start:])
 }
 
 // parseAddress is parse_address(address, allow_ranges): host and port (nil
@@ -110,6 +112,9 @@ func isHostname(s string) bool {
 func parseAddress(address string, allowRanges bool) (string, *Value, error) {
 	var port *Value
 	for _, re := range []*regexp.Regexp{reBracketedHostPort, reHostPort} {
+		if !strings.Contains(address, ":") {
+			break // both patterns need the colon before a port
+		}
 		if m := re.FindStringSubmatch(address); m != nil {
 			address = m[1]
 			n, ok := new(big.Int).SetString(m[2], 10)
@@ -120,7 +125,7 @@ func parseAddress(address string, allowRanges bool) (string, *Value, error) {
 	}
 	// Ansible tries ipv4, ipv6 and hostname; any match will do, so try the
 	// cheap hostname check first
-	if !(isHostname(address) || reIPv4.MatchString(address) || reIPv6.MatchString(address)) {
+	if !(isHostname(address) || reIPv4.MatchString(address) || reIPv6().MatchString(address)) {
 		return "", nil, fmt.Errorf("Not a valid network hostname: %s", address)
 	}
 	if !allowRanges && strings.Contains(address, "[") {
@@ -259,6 +264,9 @@ func expandHostnameRange(line string, out *[]string) error {
 		}
 		if span.Cmp(big.NewInt(maxRangeHosts*absInt64(st))) > 0 || e == math.MaxInt64 || b == math.MaxInt64 || e == math.MinInt64 || b == math.MinInt64 {
 			return fmt.Errorf("host range [%s] expands to more than %d hosts", nrange, maxRangeHosts)
+		}
+		if !strings.Contains(tail, "[") && span.Sign() >= 0 { // the names to come: room for them at once
+			*out = slices.Grow(*out, int(span.Int64()/absInt64(st))+1)
 		}
 		for i := b; (st > 0 && i < e+1) || (st < 0 && i > e+1); i += st {
 			num = strconv.AppendInt(num[:0], i, 10)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -199,7 +200,10 @@ func (inv *Inventory) iniHostLine(file string, lineNo int, raw, line, group stri
 			return &INIError{pos, fmt.Sprintf("Invalid host pattern '%s' supplied, '---' is normally a sign this is a YAML file.", tokens[0])}
 		}
 	}
-	vars := NewMap()
+	// the line's variables in order; a key given twice keeps its first
+	// place and its last value, as a Map does
+	keys := make([]string, 0, len(tokens)-1)
+	vals := make([]*Value, 0, len(tokens)-1)
 	for _, t := range tokens[1:] {
 		k, v, ok := strings.Cut(t, "=")
 		if !ok {
@@ -213,7 +217,11 @@ func (inv *Inventory) iniHostLine(file string, lineNo int, raw, line, group stri
 		if err != nil {
 			return &INIError{pos, err.Error()}
 		}
-		vars.Set(k, val)
+		if at := slices.Index(keys, k); at >= 0 {
+			vals[at] = val
+		} else {
+			keys, vals = append(keys, k), append(vals, val)
+		}
 	}
 	if port != nil {
 		port.Pos, port.Origin = Pos{File: file, Line: lineNo, Col: 1}, OriginINIHost
@@ -221,11 +229,15 @@ func (inv *Inventory) iniHostLine(file string, lineNo int, raw, line, group stri
 	g := inv.groups[group]
 	hpos := Pos{File: file, Line: lineNo, Col: 1 + utf8.RuneCountInString(raw) - utf8.RuneCountInString(strings.TrimLeft(raw, " \t"))}
 	for _, name := range hosts {
-		if _, err := inv.addHost(name, g, port, hpos, file); err != nil {
+		h, err := inv.addHost(name, g, port, hpos, file)
+		if err != nil {
 			return &INIError{pos, err.Error()}
 		}
-		for _, k := range vars.Keys {
-			if err := inv.setVariable(name, k, vars.Values[k]); err != nil {
+		if len(keys) > 0 && inv.groups[name] == nil && h.Vars.Values == nil {
+			h.Vars.grow(len(keys)) // a new host's variables: room for them at once
+		}
+		for k, key := range keys {
+			if err := inv.setVariable(name, key, vals[k]); err != nil {
 				return &INIError{pos, err.Error()}
 			}
 		}
@@ -389,8 +401,49 @@ func pyStrip(s string) string {
 	})
 }
 
-// pySplitLines is Python's str.splitlines().
+// pySplitLines is Python's str.splitlines(). The lines of valid UTF-8 are
+// pieces of s itself: a large inventory's text is not copied rune by rune.
 func pySplitLines(s string) []string {
+	if !utf8.ValidString(s) {
+		return pySplitLinesRunes(s)
+	}
+	out := make([]string, 0, strings.Count(s, "\n")+1)
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		size := 1
+		sep := false
+		switch {
+		case c == '\n', c == '\r', c == '\v', c == '\f', c == 0x1c, c == 0x1d, c == 0x1e:
+			sep = true
+		case c >= 0x80:
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			sep = r == 0x85 || r == 0x2028 || r == 0x2029
+		}
+		if !sep {
+			i += size
+			continue
+		}
+		out = append(out, s[start:i])
+		i += size
+		if c == '\r' && i < len(s) && s[i] == '\n' {
+			i++
+		}
+		start = i
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// pySplitLinesRunes is pySplitLines for any string, rune by rune (an
+// invalid byte becomes U+FFFD, as []rune makes it).
+func pySplitLinesRunes(s string) []string {
 	var out []string
 	rs := []rune(s)
 	var cur []rune

@@ -49,6 +49,11 @@ type Inventory struct {
 	varsDirs []string
 	// groupVarsCache memoises groupLevelVars by group list; AddGroup clears it.
 	groupVarsCache map[string]*Map
+	// lastDirect and lastLayer memoise groupLayer for the hosts in a row
+	// that are directly in the same groups (a host range): their group
+	// list need not be walked and sorted again. AddGroup clears them.
+	lastDirect []*Group
+	lastLayer  *Map
 	// ignored is the IGNORED regex for directory entries (LoadOptions.Ignore).
 	ignored *regexp.Regexp
 	// ignoredFrom says where ignored's settings came from, for messages.
@@ -108,4 +113,7 @@ type Host struct {
 	// Source is the inventory file in which the host was first met
 	// (Ansible's inventory_file).
 	Source string
+	// index is the host's place in Inventory.Hosts (Inventory.Index); an
+	// int32 keeps a host and its first group in 160 bytes.
+	index int32
 }

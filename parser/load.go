@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -201,6 +202,23 @@ func (e *HostLimitError) Error() string {
 // Host returns the named host, or nil.
 func (inv *Inventory) Host(name string) *Host { return inv.hosts[name] }
 
+// Index is h's place in inv.Hosts, without a map of them: ok is false
+// for a host that is not one of them.
+func (inv *Inventory) Index(h *Host) (i int, ok bool) {
+	if h == nil {
+		return 0, false
+	}
+	if i := int(h.index); i < len(inv.Hosts) && inv.Hosts[i] == h {
+		return i, true
+	}
+	for i, x := range inv.Hosts { // a host made outside addHost
+		if x == h {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // Group returns the named group, or nil.
 func (inv *Inventory) Group(name string) *Group { return inv.groups[name] }
 
@@ -226,7 +244,7 @@ func (inv *Inventory) AddGroup(name string) *Group {
 	}
 	g := inv.addGroup(name)
 	_ = inv.addChild(inv.groups["all"], g)
-	inv.groupVarsCache = nil
+	inv.groupVarsCache, inv.lastDirect, inv.lastLayer = nil, nil, nil
 	return g
 }
 
@@ -382,7 +400,7 @@ func (inv *Inventory) addHost(name string, g *Group, port *Value, pos Pos, sourc
 		// the host, its empty variables and room for its first group in
 		// one allocation: a million hosts are a million objects, not four
 		c := &hostCell{}
-		c.host = Host{Name: name, Vars: &c.vars, Groups: c.groups[:0], Pos: pos, Source: source}
+		c.host = Host{Name: name, Vars: &c.vars, Groups: c.groups[:0], Pos: pos, Source: source, index: int32(len(inv.Hosts))}
 		h = &c.host
 		if port != nil {
 			h.Vars.Set("ansible_port", port)
@@ -578,7 +596,7 @@ func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
 	if h == nil {
 		return merge(out, extra)
 	}
-	out = inv.groupLevelVars(inv.GroupsOf(h)).clone()
+	out = inv.groupLayer(h).clone()
 	merge(out, h.Vars)
 	for _, dir := range inv.varsDirs {
 		for _, f := range inv.HostVarsFiles[h.Name] {
@@ -597,7 +615,7 @@ func (inv *Inventory) HostVars(h *Host, extra *Map) *Map {
 // host_vars files; nil when it has none). HostVars(h, extra) is group,
 // then host, then extra, each replacing the one before.
 func (inv *Inventory) HostVarLayers(h *Host) (group, host *Map) {
-	group = inv.groupLevelVars(inv.GroupsOf(h))
+	group = inv.groupLayer(h)
 	files := inv.HostVarsFiles[h.Name]
 	if len(files) == 0 {
 		if h.Vars.Len() > 0 {
@@ -619,6 +637,17 @@ func (inv *Inventory) HostVarLayers(h *Host) (group, host *Map) {
 		}
 	}
 	return group, host
+}
+
+// groupLayer is groupLevelVars(GroupsOf(h)), the same for a host
+// directly in the same groups as the host before.
+func (inv *Inventory) groupLayer(h *Host) *Map {
+	if inv.lastLayer != nil && slices.Equal(h.Groups, inv.lastDirect) {
+		return inv.lastLayer
+	}
+	m := inv.groupLevelVars(inv.GroupsOf(h))
+	inv.lastDirect, inv.lastLayer = append(inv.lastDirect[:0], h.Groups...), m
+	return m
 }
 
 // groupLevelVars is the part of HostVars that depends only on the host's

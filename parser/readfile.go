@@ -104,7 +104,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, &FileSizeError{Path: path, Limit: limit, What: "file"}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err := readAllSized(io.LimitReader(f, limit+1), min(st.Size(), limit)+1)
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +112,26 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, &FileSizeError{Path: path, Limit: limit, What: "file"}
 	}
 	return data, nil
+}
+
+// readAllSized is io.ReadAll starting with room for size bytes (the
+// file's size, plus one to see the end): a file read in one piece rather
+// than in a buffer grown from 512 bytes.
+func readAllSized(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, max(size, 64))
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // the file grew: room for more
+		}
+	}
 }
 
 // readCounted is ReadFile that also counts the bytes against the

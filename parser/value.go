@@ -3,6 +3,7 @@ package parser
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 )
 
@@ -185,6 +186,14 @@ func (m *Map) Set(key string, v *Value) {
 		m.Keys = append(m.Keys, key)
 	}
 	m.Values[key] = v
+}
+
+// grow makes room for n more keys.
+func (m *Map) grow(n int) {
+	if m.Values == nil {
+		m.Values = make(map[string]*Value, n)
+	}
+	m.Keys = slices.Grow(m.Keys, n)
 }
 
 // Len is the number of keys.

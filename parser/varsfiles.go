@@ -207,10 +207,13 @@ func readVarsDir(dir, sub string, stop *atomic.Bool) *varsDirRead {
 				if stop != nil && stop.Load() {
 					continue
 				}
-				if st, err := os.Stat(j.path); err == nil && st.Mode().IsRegular() {
+				var read int64
+				j.vf, read, j.warnings, j.err = readVarsFile(j.path)
+				if read >= 0 {
+					j.size = read // what was read is its size: no stat of its own
+				} else if st, err := os.Stat(j.path); err == nil && st.Mode().IsRegular() {
 					j.size = st.Size()
 				}
-				j.vf, j.warnings, j.err = readVarsFile(j.path)
 			}
 		}()
 	}
@@ -333,23 +336,25 @@ func pyExt(name string) string {
 	return trimmed[i:]
 }
 
-// readVarsFile loads one group_vars/host_vars file. A whole-file vault is
-// not decrypted: Vault is set and a warning returned.
-func readVarsFile(path string) (vf *VarsFile, warnings []string, err error) {
+// readVarsFile loads one group_vars/host_vars file; size is the bytes it
+// read (-1 when it could not be read). A whole-file vault is not
+// decrypted: Vault is set and a warning returned.
+func readVarsFile(path string) (vf *VarsFile, size int64, warnings []string, err error) {
 	data, err := ReadFile(path, 0)
 	if err != nil {
 		var ke *FileKindError
 		var se *FileSizeError
 		if errors.As(err, &ke) || errors.As(err, &se) {
-			return nil, nil, err
+			return nil, -1, nil, err
 		}
-		return nil, nil, fmt.Errorf("%s: %v", path, err)
+		return nil, -1, nil, fmt.Errorf("%s: %v", path, err)
 	}
+	size = int64(len(data))
 	vf = &VarsFile{Path: path, Vars: NewMap()}
 	if bytes.HasPrefix(data, []byte("$ANSIBLE_VAULT")) {
 		vf.Vault = true
 		warnings = append(warnings, fmt.Sprintf("%s: whole-file ansible-vault: its variables are not read (never decrypted); ansible-core needs the vault password to load it", path))
-		return vf, warnings, nil
+		return vf, size, warnings, nil
 	}
 	var v *Value
 	err = guard(path, func() (e error) {
@@ -357,19 +362,19 @@ func readVarsFile(path string) (vf *VarsFile, warnings []string, err error) {
 		return e
 	})
 	if err != nil {
-		return nil, warnings, err
+		return nil, size, warnings, err
 	}
 	if v == nil || isFalsy(v) {
-		return vf, warnings, nil
+		return vf, size, warnings, nil
 	}
 	if v.Kind != KindMap {
-		return nil, warnings, fmt.Errorf("%s: failed to combine variables, expected dicts but got a '%s' and a 'dict'", path, v.Kind)
+		return nil, size, warnings, fmt.Errorf("%s: failed to combine variables, expected dicts but got a '%s' and a 'dict'", path, v.Kind)
 	}
 	vf.Vars = v.Map
 	if sops := v.Map.Get("sops"); sops != nil && sops.Kind == KindMap && (sops.Map.Get("mac") != nil || sops.Map.Get("lastmodified") != nil) {
 		warnings = append(warnings, fmt.Sprintf("%s: SOPS-encrypted file: its values are read as the ENC[...] strings written in it (ansible-core does the same unless the community.sops vars plugin is enabled)", path))
 	}
-	return vf, warnings, nil
+	return vf, size, warnings, nil
 }
 
 // isFalsy is Python truthiness for a loaded document.

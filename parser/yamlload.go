@@ -127,7 +127,9 @@ func loadYAML(file string, data []byte, warn func(string)) (v *Value, err error)
 		}
 	}()
 	var doc yaml.Node
-	if mayHoldSeveralDocs(data) {
+	if fast, ok := fastYAML(data); ok {
+		doc = *fast
+	} else if mayHoldSeveralDocs(data) {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		if err := dec.Decode(&doc); err != nil {
 			if errors.Is(err, io.EOF) {

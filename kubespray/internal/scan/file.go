@@ -66,7 +66,8 @@ func (f *File) Encode() ([]byte, error) {
 
 // FileName is the bundled catalogue's file name for a version: gzip of
 // the JSON File (the nine bundled releases take about 0.4 MB so, 3.8 MB
-// uncompressed).
+// uncompressed), the form Generate writes and review reads; the lint
+// reads its binary form (BinaryFileName).
 func FileName(version string) string { return "catalogue_" + version + ".json.gz" }
 
 // Decode reads a bundled catalogue written by Generate.
@@ -82,32 +83,6 @@ func Decode(gz []byte) (*File, error) {
 		return nil, err
 	}
 	return &f, nil
-}
-
-// DecodeDefinedIn reads only which file first defines each variable of a
-// catalogue written by Generate (the primary definition's File): what
-// telling one release's variables from another's needs, without the
-// defaults and usage sites Decode converts.
-func DecodeDefinedIn(gz []byte) (map[string]string, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return nil, err
-	}
-	var f struct {
-		Vars map[string][]struct {
-			File string `json:"file"`
-		} `json:"vars"`
-	}
-	if err := json.NewDecoder(zr).Decode(&f); err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(f.Vars))
-	for n, ds := range f.Vars {
-		if len(ds) > 0 {
-			out[n] = ds[0].File
-		}
-	}
-	return out, nil
 }
 
 // Provenance is what Generate records of each version besides its files:
