@@ -2,11 +2,11 @@ package cluster
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -74,7 +74,7 @@ func (f *fieldFilter) apply(dst, msg []byte) ([]byte, error) {
 			dst = append(dst, field...)
 			continue
 		}
-		if typ != wireBytes {
+		if typ != protowire.BytesType {
 			return dst, fmt.Errorf("field %d: wire type %d, not a message", num, typ)
 		}
 		if sub.only != nil {
@@ -92,16 +92,16 @@ func (f *fieldFilter) apply(dst, msg []byte) ([]byte, error) {
 		}
 		// The value filtered goes after its tag; its length, known only
 		// then, is put in front of it.
-		dst = binary.AppendUvarint(dst, num<<3|wireBytes)
+		dst = protowire.AppendTag(dst, protowire.Number(num), protowire.BytesType)
 		at := len(dst)
 		if dst, err = sub.apply(dst, v); err != nil {
 			return dst, fmt.Errorf("field %d: %v", num, err)
 		}
-		var l [binary.MaxVarintLen64]byte
-		n := binary.PutUvarint(l[:], uint64(len(dst)-at))
-		dst = append(dst, l[:n]...)
+		l := uint64(len(dst) - at)
+		n := protowire.SizeVarint(l)
+		dst = protowire.AppendVarint(dst, l)
 		copy(dst[at+n:], dst[at:len(dst)-n])
-		copy(dst[at:], l[:n])
+		protowire.AppendVarint(dst[at:at], l)
 	}
 	return dst, nil
 }
@@ -199,7 +199,7 @@ func eachField(msg []byte, f func(num uint64, v []byte) error) error {
 		if err != nil {
 			return err
 		}
-		if typ == wireBytes {
+		if typ == protowire.BytesType {
 			if err := f(num, msg[start:end]); err != nil {
 				return err
 			}
@@ -209,48 +209,23 @@ func eachField(msg []byte, f func(num uint64, v []byte) error) error {
 	return nil
 }
 
-// Protobuf wire types.
-const (
-	wireVarint  = 0
-	wireFixed64 = 1
-	wireBytes   = 2
-	wireFixed32 = 5
-)
-
-// nextField reads the field msg starts with: its number and wire type,
-// where its value starts (after the tag and, for bytes, the length) and
-// where the field ends.
-func nextField(msg []byte) (num uint64, typ int, start, end int, err error) {
-	tag, n := binary.Uvarint(msg)
-	if n <= 0 {
-		return 0, 0, 0, 0, errors.New("truncated field tag")
+// nextField reads the field msg starts with (protowire, protobuf's own
+// reader of the wire format): its number and wire type, where its value
+// starts (after the tag and, for bytes, the length) and where the field
+// ends.
+func nextField(msg []byte) (num uint64, typ protowire.Type, start, end int, err error) {
+	n, t, tl := protowire.ConsumeTag(msg)
+	if tl < 0 {
+		return 0, 0, 0, 0, fmt.Errorf("field tag: %v", protowire.ParseError(tl))
 	}
-	num, typ = tag>>3, int(tag&7)
-	if num == 0 {
-		return 0, 0, 0, 0, errors.New("field number 0")
+	vl := protowire.ConsumeFieldValue(n, t, msg[tl:])
+	if vl < 0 {
+		return 0, 0, 0, 0, fmt.Errorf("field %d: %v", n, protowire.ParseError(vl))
 	}
-	switch typ {
-	case wireVarint:
-		_, m := binary.Uvarint(msg[n:])
-		if m <= 0 {
-			return 0, 0, 0, 0, fmt.Errorf("field %d: truncated varint", num)
-		}
-		return num, typ, n, n + m, nil
-	case wireFixed64, wireFixed32:
-		size := 8
-		if typ == wireFixed32 {
-			size = 4
-		}
-		if len(msg)-n < size {
-			return 0, 0, 0, 0, fmt.Errorf("field %d: truncated", num)
-		}
-		return num, typ, n, n + size, nil
-	case wireBytes:
-		l, m := binary.Uvarint(msg[n:])
-		if m <= 0 || l > uint64(len(msg)-n-m) {
-			return 0, 0, 0, 0, fmt.Errorf("field %d: length past the end of the message", num)
-		}
-		return num, typ, n + m, n + m + int(l), nil
+	start = tl
+	if t == protowire.BytesType {
+		_, ll := protowire.ConsumeVarint(msg[tl:])
+		start += ll
 	}
-	return 0, 0, 0, 0, fmt.Errorf("field %d: wire type %d", num, typ)
+	return uint64(n), t, start, tl + vl, nil
 }
