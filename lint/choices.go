@@ -70,7 +70,7 @@ func assertVars(a kubespray.Assert) []string {
 // the first value the inventory sets (That variables first) as location.
 func (c *checkCtx) failing(a kubespray.Assert) []use {
 	vars := assertVars(a)
-	if c.in.Resolved == nil && len(vars) <= maxTupleVars {
+	if c.in.Resolved == nil {
 		return c.failingByTuple(a, vars)
 	}
 	var groups byFirstSeen[string, use]
@@ -97,66 +97,46 @@ func (c *checkCtx) failing(a kubespray.Assert) []use {
 	return groups.list()
 }
 
-// maxTupleVars is the most variables an assert may read for
-// failingByTuple; kubespray's read at most a handful.
-const maxTupleVars = 8
-
 // failingByTuple is failing evaluated once per distinct tuple of the
 // values the assert reads (a variable the inventory leaves unset is nil:
 // kubespray's default, the same for every host), the outcome fanned out
 // to the hosts that share the tuple, in inventory order.
 func (c *checkCtx) failingByTuple(a kubespray.Assert, vars []string) []use {
-	type tuple [maxTupleVars]*parser.Value
-	cols := make([]*column, len(vars))
-	for j, n := range vars {
-		cols[j] = c.table.column(n)
-	}
 	type verdict struct {
 		fails bool
 		u     *use
 		hosts hostList
 	}
-	seen := map[tuple]*verdict{}
 	var out []*verdict
-	var prev tuple
-	var last *verdict
-	for i := range c.hosts {
-		var t tuple
-		for j := range cols {
-			t[j] = c.table.at(cols[j], i)
-		}
-		if last == nil || t != prev {
-			prev = t
-			if last = seen[t]; last == nil {
-				last = &verdict{}
-				seen[t] = last
-				get := func(name string) (any, bool) {
-					for j, n := range vars {
-						if n == name && t[j] != nil {
-							return t[j], true
-						}
-					}
-					return nil, false
+	tupleMemo(c, vars, nil, func(_ int, t []*parser.Value) *verdict {
+		v := &verdict{}
+		get := func(name string) (any, bool) {
+			for j, n := range vars {
+				if n == name && t[j] != nil {
+					return t[j], true
 				}
-				if c.cat.Eval(a, get) == kubespray.Fail {
-					for j, n := range vars {
-						if t[j] != nil {
-							last.fails = true
-							last.u = &use{name: n, ours: t[j], judge: t[j]}
-							break
-						}
-					}
+			}
+			return nil, false
+		}
+		if c.cat.Eval(a, get) == kubespray.Fail {
+			for j, n := range vars {
+				if t[j] != nil {
+					v.fails = true
+					v.u = &use{name: n, ours: t[j], judge: t[j]}
+					break
 				}
 			}
 		}
-		if !last.fails {
-			continue
+		return v
+	}, func(i int, v *verdict) {
+		if !v.fails {
+			return
 		}
-		if last.hosts.list(c.hosts) == nil {
-			out = append(out, last)
+		if v.hosts.list(c.hosts) == nil {
+			out = append(out, v)
 		}
-		last.hosts.add(c.hosts, i)
-	}
+		v.hosts.add(c.hosts, i)
+	})
 	list := make([]use, len(out))
 	for i, v := range out {
 		list[i] = *v.u

@@ -1,6 +1,8 @@
 package lint
 
 import (
+	"encoding/binary"
+	"slices"
 	"sort"
 
 	"github.com/layercheck/layercheck/parser"
@@ -298,5 +300,60 @@ func (t *varTable) winning(fn func(v *parser.Value)) {
 				fn(m.Values[k])
 			}
 		}
+	}
+}
+
+// tupleMemo evaluates once per distinct tuple of the values the hosts get
+// for the variables names: eval gets the index of the first host with the
+// tuple, and the tuple; visit gets every host, in order, with its tuple's
+// result. The hosts are those at indexes idx, or every host when idx is
+// nil. A host with its predecessor's tuple (hosts in a run) reuses the
+// result without a lookup.
+func tupleMemo[R any](c *checkCtx, names []string, idx []int, eval func(i int, tuple []*parser.Value) R, visit func(i int, r R)) {
+	cols := make([]*column, len(names))
+	for k, n := range names {
+		cols[k] = c.table.column(n)
+	}
+	ids := make([]map[*parser.Value]int, len(names)) // per variable: an id per value
+	for k := range ids {
+		ids[k] = map[*parser.Value]int{}
+	}
+	memo := map[string]R{}
+	tuple := make([]*parser.Value, len(names))
+	var last []*parser.Value
+	var lastRes R
+	have := false
+	var key []byte
+	one := func(i int) {
+		for k, col := range cols {
+			tuple[k] = c.table.at(col, i)
+		}
+		if !have || !slices.Equal(tuple, last) {
+			key = key[:0]
+			for k, v := range tuple {
+				id, ok := ids[k][v]
+				if !ok {
+					id = len(ids[k])
+					ids[k][v] = id
+				}
+				key = binary.AppendUvarint(key, uint64(id))
+			}
+			res, ok := memo[string(key)]
+			if !ok {
+				res = eval(i, tuple)
+				memo[string(key)] = res
+			}
+			last, lastRes, have = append(last[:0], tuple...), res, true
+		}
+		visit(i, lastRes)
+	}
+	if idx == nil {
+		for i := range c.hosts {
+			one(i)
+		}
+		return
+	}
+	for _, i := range idx {
+		one(i)
 	}
 }

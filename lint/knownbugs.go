@@ -3,7 +3,6 @@ package lint
 import (
 	"bytes"
 	_ "embed"
-	"encoding/binary"
 	"fmt"
 	"net"
 	"slices"
@@ -424,54 +423,17 @@ type bugGroup struct {
 // the values the hosts get for the variables it reads (hostvars.go): the
 // condition reads nothing else of a host.
 func (c *checkCtx) knownBugHostsByTuple(b *knownBug, idx []int, by *byFirstSeen[string, bugGroup]) {
-	names := b.When.vars(nil)
-	cols := make([]*column, len(names))
-	for k, n := range names {
-		cols[k] = c.table.column(n)
-	}
-	type result struct {
-		met bool
-		g   *bugGroup
-	}
-	ids := make([]map[*parser.Value]int, len(names)) // per variable: an id per value
-	for k := range ids {
-		ids[k] = map[*parser.Value]int{}
-	}
-	memo := map[string]*result{}
-	tuple := make([]*parser.Value, len(names))
-	var last []*parser.Value
-	var lastRes *result
-	var key []byte
-	for _, i := range idx {
-		for k, col := range cols {
-			tuple[k] = c.table.at(col, i)
+	tupleMemo(c, b.When.vars(nil), idx, func(i int, _ []*parser.Value) *bugGroup {
+		var said []string
+		if met, known := b.When.eval(c, c.hosts[i], &said); met && known {
+			return by.get(strings.Join(said, "\x00"), func() *bugGroup { return &bugGroup{said: said} })
 		}
-		if lastRes == nil || !slices.Equal(tuple, last) {
-			key = key[:0]
-			for k, v := range tuple {
-				id, ok := ids[k][v]
-				if !ok {
-					id = len(ids[k])
-					ids[k][v] = id
-				}
-				key = binary.AppendUvarint(key, uint64(id))
-			}
-			res := memo[string(key)]
-			if res == nil {
-				res = &result{}
-				var said []string
-				if met, known := b.When.eval(c, c.hosts[i], &said); met && known {
-					res.met = true
-					res.g = by.get(strings.Join(said, "\x00"), func() *bugGroup { return &bugGroup{said: said} })
-				}
-				memo[string(key)] = res
-			}
-			last, lastRes = append(last[:0], tuple...), res
+		return nil
+	}, func(i int, g *bugGroup) {
+		if g != nil {
+			g.list.add(c.hosts, i)
 		}
-		if lastRes.met {
-			lastRes.g.list.add(c.hosts, i)
-		}
-	}
+	})
 	for _, k := range by.order {
 		g := by.m[k]
 		g.hosts = g.list.list(c.hosts)
