@@ -75,7 +75,7 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	r, dep := env.awaitDeployment(ctx, "metrics_server", "kube-system", "metrics-server", deps)
 	res = append(res, r)
 
-	status, reason, message, err := metricsAPIServiceAvailable(ctx, env)
+	status, reason, message, availableSince, err := metricsAPIServiceAvailable(ctx, env)
 	if err != nil {
 		return append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusFail,
 			Msg:         fmt.Sprintf("APIService %s: %v", MetricsAPIService, errAPI(env, "get apiservice", err)),
@@ -87,7 +87,7 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	// while.
 	if status != "True" && r.Status == verify.StatusOK && justAvailable(dep, apiServiceSettle) {
 		poll(ctx, min(apiServiceSettle, env.rolloutWait(ctx)), func() bool { return status != "True" && err == nil }, func() {
-			status, reason, message, err = metricsAPIServiceAvailable(ctx, env)
+			status, reason, message, availableSince, err = metricsAPIServiceAvailable(ctx, env)
 		})
 		if err != nil {
 			return append(res, verify.Result{Check: "metrics_apiservice", Status: verify.StatusFail,
@@ -109,9 +109,18 @@ func checkMetricsServer(ctx context.Context, env *Env, facts *AddonsFacts) []ver
 	// metrics only after its second, metric resolution (15 s in kubespray)
 	// later: just after it became Available, missing nodes are read again.
 	// A node that has just joined (scale.yml) has metrics only after the
-	// scrape after its kubelet became Ready: read again too.
-	if err == nil && len(missing) > 0 && (justAvailable(dep, nodeMetricsSettle) || justReady(ctx, env, missing, nodeMetricsSettle)) {
-		poll(ctx, min(nodeMetricsSettle, env.rolloutWait(ctx)), func() bool { return err == nil && len(missing) > 0 }, func() {
+	// scrape after its kubelet became Ready: read again too. And the
+	// aggregator's proxy takes up an APIService that has just turned
+	// Available a moment after its status says so: until then it answers
+	// 503 (met on the calico cluster right after cluster.yml), read again.
+	settling := func() bool {
+		return justAvailable(dep, nodeMetricsSettle) || time.Since(availableSince) < nodeMetricsSettle
+	}
+	more := func() bool {
+		return (err == nil && len(missing) > 0) || apierrors.IsServiceUnavailable(err)
+	}
+	if more() && (settling() || err == nil && justReady(ctx, env, missing, nodeMetricsSettle)) {
+		poll(ctx, min(nodeMetricsSettle, env.rolloutWait(ctx)), more, func() {
 			n, missing, err = readNodeMetrics(ctx, env)
 		})
 	}
@@ -202,19 +211,20 @@ func readNodeMetrics(ctx context.Context, env *Env) (int, []string, error) {
 var apiServiceSettle = 45 * time.Second
 
 // metricsAPIServiceAvailable reads the metrics APIService's Available
-// condition.
-func metricsAPIServiceAvailable(ctx context.Context, env *Env) (status, reason, message string, err error) {
+// condition, and since when it has had that status.
+func metricsAPIServiceAvailable(ctx context.Context, env *Env) (status, reason, message string, since time.Time, err error) {
 	as, err := env.Dynamic.Resource(APIServiceGVR).Get(ctx, MetricsAPIService, metav1.GetOptions{})
 	if err != nil {
-		return "", "", "", err
+		return "", "", "", time.Time{}, err
 	}
-	status, reason, message = apiServiceAvailable(as)
-	return status, reason, message, nil
+	status, reason, message, since = apiServiceAvailable(as)
+	return status, reason, message, since, nil
 }
 
 // apiServiceAvailable is an APIService's Available condition (Unknown,
-// NoCondition while the aggregator has not judged it).
-func apiServiceAvailable(as *unstructured.Unstructured) (status, reason, message string) {
+// NoCondition while the aggregator has not judged it) and its
+// lastTransitionTime (zero when absent or unreadable).
+func apiServiceAvailable(as *unstructured.Unstructured) (status, reason, message string, since time.Time) {
 	conds, _, _ := unstructured.NestedSlice(as.Object, "status", "conditions")
 	status, reason, message = "Unknown", "NoCondition", "the aggregator has not judged it yet"
 	for _, c := range conds {
@@ -223,9 +233,13 @@ func apiServiceAvailable(as *unstructured.Unstructured) (status, reason, message
 			status, _ = m["status"].(string)
 			reason, _ = m["reason"].(string)
 			message, _ = m["message"].(string)
+			since = time.Time{}
+			if ts, ok := m["lastTransitionTime"].(string); ok {
+				since, _ = time.Parse(time.RFC3339, ts)
+			}
 		}
 	}
-	return status, reason, message
+	return status, reason, message, since
 }
 
 // APIServiceRemedy is the fix for metrics-server's APIService when its

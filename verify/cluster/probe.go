@@ -265,7 +265,7 @@ func downAPIServices(ctx context.Context, env *Env) (down []string, settling, ok
 		}
 		svcNS, _ := svc["namespace"].(string)
 		svcName, _ := svc["name"].(string)
-		status, reason, _ := apiServiceAvailable(&as)
+		status, reason, _, _ := apiServiceAvailable(&as)
 		if status == "True" {
 			continue
 		}

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,61 @@ func (n *nodeMetricsAfter) RawGet(ctx context.Context, path string) ([]byte, err
 	}
 	return []byte(`{"kind":"NodeMetricsList","apiVersion":"metrics.k8s.io/v1beta1","items":[` +
 		`{"metadata":{"name":"node1"}},{"metadata":{"name":"node2"}},{"metadata":{"name":"node3"}}]}`), nil
+}
+
+// nodeMetricsUnavailable answers metrics.k8s.io with the aggregator's 503
+// for the first unavailable calls (client-go's error for it), then with
+// node1-3.
+type nodeMetricsUnavailable struct {
+	nodeMetricsAfter
+	unavailable int
+}
+
+func (n *nodeMetricsUnavailable) RawGet(ctx context.Context, path string) ([]byte, error) {
+	if path == "/apis/metrics.k8s.io/v1beta1/nodes" && n.calls < n.unavailable {
+		n.calls++
+		return nil, apierrors.NewGenericServerResponse(http.StatusServiceUnavailable, "get", schema.GroupResource{}, "", "", 0, true)
+	}
+	return n.nodeMetricsAfter.RawGet(ctx, path)
+}
+
+// On the calico cluster right after cluster.yml, the metrics APIService
+// said Available and the aggregator still answered its first GET with 503
+// ("the server is currently unable to handle the request"): its proxy
+// takes the APIService up a moment later. An APIService that has just
+// turned Available is read again; one Available for long is judged at
+// once.
+func TestNodeMetricsWhileTheAggregatorTakesUpTheAPIService(t *testing.T) {
+	defer cluster.SetRolloutPoll(20 * time.Millisecond)()
+	o := oneControlPlane()
+	w := clustertest.Healthy(o, 4)
+	d := deployment(w, "kube-system", "metrics-server")
+	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue,
+		Reason: "MinimumReplicasAvailable", LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
+
+	env, _, dyn := envFor(t, o, w, 10*time.Second, "True", "Passed")
+	as := apiService("True", "Passed")
+	conds := as.Object["status"].(map[string]any)["conditions"].([]any)
+	conds[0].(map[string]any)["lastTransitionTime"] = time.Now().Add(-2 * time.Second).UTC().Format(time.RFC3339)
+	_, err := dyn.Resource(cluster.APIServiceGVR).Update(context.Background(), as, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	nm := &nodeMetricsUnavailable{nodeMetricsAfter: nodeMetricsAfter{API: env.Kube}, unavailable: 2}
+	env.Kube = nm
+	rep := runAddonsAtOnce(t, env)
+	r := clustertest.Result(t, rep, "addons", "node_metrics")
+	assert.Equal(t, verify.StatusOK, r.Status, r.Msg)
+	assert.Equal(t, 3, nm.calls)
+
+	// Available for an hour, and the aggregator still answers 503: that
+	// is the answer.
+	env, _, _ = envFor(t, o, w, 10*time.Second, "True", "Passed")
+	nm = &nodeMetricsUnavailable{nodeMetricsAfter: nodeMetricsAfter{API: env.Kube}, unavailable: 100}
+	env.Kube = nm
+	rep = runAddonsAtOnce(t, env)
+	r = clustertest.Result(t, rep, "addons", "node_metrics")
+	assert.Equal(t, verify.StatusFail, r.Status)
+	assert.Contains(t, r.Msg, "the server is currently unable to handle the request")
+	assert.Equal(t, 1, nm.calls)
 }
 
 // runAddonsAtOnce runs the addons layer and asserts that it did not wait.
