@@ -70,8 +70,9 @@ var (
 )
 
 // TestMain stops the shared etcd and removes its data directory (a few
-// hundred MB) when the tests are done; left behind, every run added one to
-// the temporary directory.
+// hundred MB), and the collection's directory with its built modules (about
+// 50 MB), when the tests are done; left behind, every run added them to the
+// temporary directory.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if etcd != nil {
@@ -79,6 +80,9 @@ func TestMain(m *testing.M) {
 	}
 	if etcdDir != "" {
 		_ = os.RemoveAll(etcdDir)
+	}
+	if collDir != "" {
+		_ = os.RemoveAll(collDir)
 	}
 	os.Exit(code)
 }
