@@ -200,7 +200,8 @@ e2e: build
 # verify --cluster-from first-control-plane, then breaks seeded one at a
 # time; writes test/e2e/CLUSTER-RESULTS.md. E2E_CNI=calico (the default)
 # runs kubespray's defaults, its inventory/sample with only what this
-# machine forces; E2E_CNI=flannel the flannel cluster. Builds every binary
+# machine forces; E2E_CNI=flannel the flannel cluster (results in
+# test/e2e/CLUSTER-RESULTS-flannel.md). Builds every binary
 # and image from Go modules and ../shared's source trees into
 # ~/.cache/layercheck/e2e the first time (long). LAYERCHECK_E2E_KEEP=1
 # leaves the nodes running afterwards.

@@ -42,6 +42,16 @@ const (
 	clusterResultMD   = "CLUSTER-RESULTS.md"
 )
 
+// clusterResultFile is where a run records its results: kubespray's
+// defaults (calico) in CLUSTER-RESULTS.md, flannel in
+// CLUSTER-RESULTS-flannel.md, so that each run keeps the other's record.
+func clusterResultFile(cni string) string {
+	if cni == "calico" {
+		return clusterResultMD
+	}
+	return strings.TrimSuffix(clusterResultMD, ".md") + "-" + cni + ".md"
+}
+
 // The layers that must be OK everywhere on the healthy cluster.
 var (
 	clusterNodeLayers    = []string{"addons", "certificates", "cni", "dns", "etcd", "install", "kubelet"}
@@ -68,7 +78,7 @@ func TestKubesprayCluster(t *testing.T) {
 		t.Fatalf("kubespray %s: %v (the e2e runs kubespray from ../shared/kubespray-full)", r.Name, err)
 	}
 	cni := clusterCNI(t)
-	res := &results{path: filepath.Join(repoRoot, "test", "e2e", clusterResultMD), cluster: true, cni: cni}
+	res := &results{path: filepath.Join(repoRoot, "test", "e2e", clusterResultFile(cni)), cluster: true, cni: cni}
 	t.Cleanup(func() { res.write(t) })
 	logDir := filepath.Join(cacheDir, "logs", "cluster-"+r.Name)
 	_ = os.RemoveAll(logDir)
