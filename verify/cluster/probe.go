@@ -313,8 +313,12 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 						Name: "netexec", Image: p.Image,
 						Args:  []string{"netexec", "--http-port=" + strconv.Itoa(p.Port)},
 						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: int32(p.Port)}},
+						// kubelet probes readiness every PeriodSeconds from the
+						// pod's start, before the container runs: at the
+						// default 10 s a pod up in one second was Ready up to
+						// ten later, most of a settled cluster's verify.
 						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-							Path: "/hostname", Port: intstr.FromInt32(int32(p.Port))}}},
+							Path: "/hostname", Port: intstr.FromInt32(int32(p.Port))}}, PeriodSeconds: 1},
 					}},
 					TerminationGracePeriodSeconds: new(int64),
 					// Spread the two replicas over two nodes when there are.
