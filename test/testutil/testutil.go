@@ -85,17 +85,27 @@ var (
 	emptyCfgPath string
 )
 
-// emptyAnsibleCfg returns the path of an empty ansible.cfg shared by the
-// test process (left in the system temp directory; it holds nothing).
+// emptyAnsibleCfg returns the path of an empty ansible.cfg shared by every
+// test process: one fixed file in the system temp directory, written when
+// absent or not empty (a directory per process left one behind each run).
 func emptyAnsibleCfg() string {
 	emptyCfgOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "layercheck-ansiblecfg-")
+		p := filepath.Join(os.TempDir(), "layercheck-empty-ansible.cfg")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			emptyCfgPath = p
+			return
+		}
+		// Write it under a name of this process's own and rename it into
+		// place, so that a parallel test process never reads half a file.
+		f, err := os.CreateTemp("", "layercheck-empty-ansible.cfg.*")
 		if err != nil {
 			return
 		}
-		p := filepath.Join(dir, "ansible.cfg")
-		if os.WriteFile(p, nil, 0o644) == nil {
+		f.Close()
+		if os.Rename(f.Name(), p) == nil {
 			emptyCfgPath = p
+		} else {
+			os.Remove(f.Name())
 		}
 	})
 	return emptyCfgPath
