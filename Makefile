@@ -23,7 +23,7 @@ PYTHON ?= python3
 ANSIBLE_LINT_VERSION := 26.10.1
 ANSIBLE_LINT_VENV := .venvs/ansible-lint
 
-.PHONY: all build modules demo test test-shared venv venv-precommit collection generate fuzz bench vet clean kube-harness prom-harness ssh-deps lint-ansible sanity nodes-up nodes-down test-nodes e2e e2e-cluster e2e-day2
+.PHONY: all build modules demo test test-shared venv venv-precommit collection generate fuzz bench bench-fleet-real vet clean kube-harness prom-harness ssh-deps lint-ansible sanity nodes-up nodes-down test-nodes e2e e2e-cluster e2e-day2
 
 all: build
 
@@ -151,6 +151,13 @@ bench: venv build kube-harness ssh-deps
 	./bench/cluster_requests.sh
 	./bench/fleet.sh
 	./bench/sizes.sh
+
+# bench/fleet.sh's comparison on real node machines (test/nodes/nodes.sh, in
+# a lab of their own, torn down at the end): FLEET=10,50,100 machines. Needs
+# root; not part of bench, as it boots machines.
+FLEET ?= 10,50,100
+bench-fleet-real:
+	./bench/fleet-real.sh $(FLEET)
 
 # ansible-lint --profile production on the roles, playbooks, galaxy.yml and
 # meta/runtime.yml (.ansible-lint says what is left out and why). ansible-lint

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/layercheck/layercheck/parser/filekind"
@@ -24,6 +25,47 @@ type FS struct {
 	// Sys reads the files (host paths from Path); nil means this machine's
 	// file system. `layercheck verify` gives one over SFTP.
 	Sys NodeFS
+	// Links, when set, remembers what Resolve learnt of each path it walked
+	// (a symlink and its target, or not a symlink), so the directories
+	// every file shares (/etc, /etc/kubernetes, the /etc/kubernetes/pki
+	// link) are looked up once per check of a node, not once per file:
+	// over SFTP each lookup is a round trip. Copies of an FS share it.
+	Links *LinkCache
+}
+
+// LinkCache is what FS.Resolve has learnt of the paths it walked; safe for
+// concurrent use (the layers of a node run at once). A node's links are
+// taken not to change while it is checked.
+type LinkCache struct {
+	mu sync.Mutex
+	m  map[string]linkEntry
+}
+
+type linkEntry struct {
+	link   bool
+	target string
+}
+
+// NewLinkCache returns an empty LinkCache.
+func NewLinkCache() *LinkCache { return &LinkCache{m: map[string]linkEntry{}} }
+
+func (c *LinkCache) get(p string) (linkEntry, bool) {
+	if c == nil {
+		return linkEntry{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[p]
+	return e, ok
+}
+
+func (c *LinkCache) put(p string, e linkEntry) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[p] = e
 }
 
 // Files is the NodeFS f reads through: Sys, or OSFS when nil.
@@ -76,21 +118,31 @@ func (f FS) Resolve(p string) (string, error) {
 			continue
 		}
 		next := path.Join(cur, part)
-		fi, err := f.Files().Lstat(f.Path(next))
-		if err != nil {
-			return "", err
+		e, known := f.Links.get(next)
+		if !known {
+			fi, err := f.Files().Lstat(f.Path(next))
+			if err != nil {
+				return "", err
+			}
+			e.link = fi.Mode()&os.ModeSymlink != 0
 		}
-		if fi.Mode()&os.ModeSymlink == 0 {
+		if !e.link {
+			f.Links.put(next, e)
 			cur = next
 			continue
 		}
 		if hops++; hops > 40 {
 			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
 		}
-		target, err := f.Files().Readlink(f.Path(next))
-		if err != nil {
-			return "", err
+		if !known {
+			target, err := f.Files().Readlink(f.Path(next))
+			if err != nil {
+				return "", err
+			}
+			e.target = target
+			f.Links.put(next, e)
 		}
+		target := e.target
 		if !path.IsAbs(target) {
 			target = path.Join(cur, target)
 		}

@@ -221,6 +221,13 @@ func (f sftpFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
+// ReadFile reads a file in as few round trips as its size allows: open,
+// fstat, one read of the size fstat gives (split in concurrent requests
+// above SFTP's packet size), close. io.ReadAll's buffer starts at 512
+// bytes and grows, a round trip per step and one more to see EOF: eight
+// for a kubeconfig. The file is read as fstat found it (one that grows
+// meanwhile, as if read a moment earlier); a file of unknown size (0, as
+// in /proc) is read to EOF.
 func (f sftpFS) ReadFile(name string) ([]byte, error) {
 	fh, err := f.c.Open(name)
 	if err != nil {
@@ -231,11 +238,36 @@ func (f sftpFS) ReadFile(name string) ([]byte, error) {
 	if err == nil && fi.IsDir() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR}
 	}
-	data, err := io.ReadAll(fh)
+	if err == nil && fi.Size() > 0 {
+		data := make([]byte, fi.Size())
+		n, err := fh.ReadAt(data, 0)
+		if err != nil && err != io.EOF {
+			return nil, pathErr("read", name, err)
+		}
+		return data[:n], nil // short: the file shrank since fstat
+	}
+	data, err := readToEOF(fh)
 	if err != nil {
 		return nil, pathErr("read", name, err)
 	}
 	return data, nil
+}
+
+// readToEOF reads r to its end in reads of SFTP's packet size, so a small
+// file of unknown size takes two round trips (its data, then EOF).
+func readToEOF(r io.Reader) ([]byte, error) {
+	out := []byte{}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
 }
 
 func (f sftpFS) Open(name string) (verify.NodeFile, error) {

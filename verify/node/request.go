@@ -102,7 +102,7 @@ func (r *Request) EnvOn(remote *Remote, name func(opt string) string) (*Env, err
 			}
 		}
 	}
-	env := &Env{FS: verify.FS{Root: root}, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o, AddrMap: r.AddrMap}
+	env := &Env{FS: verify.FS{Root: root, Links: verify.NewLinkCache()}, Host: r.Host, Now: now, LayerTimeout: lt, NetTimeout: nt, Options: o, AddrMap: r.AddrMap}
 	var cmder verify.Cmder = verify.LocalCmder{}
 	if remote != nil {
 		env.FS.Sys, env.Dial, cmder = remote.FS, remote.Dial, remote.Cmder
