@@ -526,6 +526,13 @@ func TestProbeThroughClusterIP(t *testing.T) {
 		if r := clustertest.Result(t, rep, "probe", "service_dns"); r.Status != verify.StatusOK || pf.DNS == nil || pf.DNS.Nameserver != "169.254.25.10" {
 			t.Errorf("probe_path %s service_dns: %+v\nfacts %+v", path, r, pf.DNS)
 		}
+		// Where the probe's time went: every step timed, and together no
+		// more than the layer took.
+		if tm := pf.Timings; tm == nil {
+			t.Errorf("probe_path %s: no timings in the probe's facts", path)
+		} else if sum := tm.CreateMS + tm.ReadyMS + tm.ServiceMS + tm.DNSMS + tm.CleanupMS; tm.ReadyMS <= 0 || sum > rep.Layers["probe"].DurationMS {
+			t.Errorf("probe_path %s: timings %+v (sum %d ms) against the layer's %d ms", path, *tm, sum, rep.Layers["probe"].DurationMS)
+		}
 	}
 	// One pod does not answer: the failure names the kube-proxy path's fixes.
 	c.Kubelets.Answer = func(i int) bool { return i == 1 }

@@ -45,9 +45,33 @@ type ProbeFacts struct {
 	Requests  int      `json:"requests,omitempty"`
 	// DNS is what the service_dns check saw (probe_dns.go).
 	DNS *ProbeDNSFacts `json:"dns,omitempty"`
+	// Timings says where the probe's time went, step by step.
+	Timings *ProbeTimings `json:"timings_ms,omitempty"`
 	// dialTarget is the Service's address as this host dials it (the
 	// ClusterIP after addr_map), for the cluster_ip path.
 	dialTarget string
+	start      time.Time // the end of the last step Timings holds
+}
+
+// lap returns the milliseconds since the last step ended, and starts the
+// next one.
+func (f *ProbeFacts) lap() int64 {
+	now := time.Now()
+	d := now.Sub(f.start).Milliseconds()
+	f.start = now
+	return d
+}
+
+// ProbeTimings is each step of the probe in milliseconds, from the end of
+// the one before. ReadyMS is kubelet's part, the probe's floor on a settled
+// cluster: scheduling both pods, their sandboxes and containers started with
+// the image present, and the first readiness probe that passes.
+type ProbeTimings struct {
+	CreateMS  int64 `json:"create"`  // namespace, Deployment and Service created
+	ReadyMS   int64 `json:"ready"`   // both replicas Ready
+	ServiceMS int64 `json:"service"` // both pods answered through the Service
+	DNSMS     int64 `json:"dns"`     // the service_dns lookup from a pod
+	CleanupMS int64 `json:"cleanup"` // the namespace deleted and gone
 }
 
 func randSuffix() string {
@@ -186,6 +210,8 @@ func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ a
 	if r, blocked := namespaceDeletionBlocked(ctx, env, "service", "the workload probe"); blocked {
 		return []verify.Result{r}, facts, nil
 	}
+	facts.Timings = &ProbeTimings{}
+	facts.start = time.Now()
 	ns, err := createProbeNamespace(ctx, env, "layercheck-probe-")
 	if err != nil {
 		return nil, facts, err
@@ -194,7 +220,9 @@ func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ a
 	// The probe's own outcome is always reported; the clean-up, with its
 	// own budget, is a result of its own.
 	defer func() {
+		facts.lap() // what the step that stopped the probe took
 		res = append(res, cleanupResult(env, ns))
+		facts.Timings.CleanupMS = facts.lap()
 	}()
 	// One budget, probe_timeout, for the Service and the name behind it.
 	pctx, cancel := context.WithTimeout(ctx, env.Probe.timeout())
@@ -204,7 +232,9 @@ func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ a
 		return []verify.Result{r, {Check: "service_dns", Status: verify.StatusSkipped,
 			Msg: "not run: the probe's Service did not answer (see service), so a pod's lookup of its name would say nothing more"}}, facts, nil
 	}
-	return []verify.Result{r, probeDNS(pctx, env, ns, facts)}, facts, nil
+	dns := probeDNS(pctx, env, ns, facts)
+	facts.Timings.DNSMS = facts.lap()
+	return []verify.Result{r, dns}, facts, nil
 }
 
 // namespaceDeletionBlocked reports, as result check, that a probe (what)
@@ -343,6 +373,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 		return fail("create probe Service: "+errAPI(env, "create service", err).Error(), "check kube_service_addresses has free addresses")
 	}
 	clusterIP := created.Spec.ClusterIP
+	facts.Timings.CreateMS = facts.lap()
 
 	// Wait for both replicas Ready.
 	for {
@@ -360,6 +391,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 		}
 		sleep(ctx, 500*time.Millisecond)
 	}
+	facts.Timings.ReadyMS = facts.lap()
 	pods, err := env.Kube.ListPods(ctx, ns, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + ProbeName})
 	if err != nil {
 		return fail("list probe pods: "+errAPI(env, "list pods", err).Error(), "")
@@ -438,6 +470,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 		facts.Answered = append(facts.Answered, n)
 	}
 	sort.Strings(facts.Answered)
+	facts.Timings.ServiceMS = facts.lap()
 	if len(want) > 0 && len(answered) >= len(want) {
 		return verify.Result{Check: "service", Status: verify.StatusOK,
 			Msg: fmt.Sprintf("Service %s/%s answered with both pod names (%s) via %s in %d request(s)", ns, ProbeName,
