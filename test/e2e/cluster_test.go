@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -207,6 +208,7 @@ func TestKubesprayCluster(t *testing.T) {
 	}
 	sameVerdicts(t, "healthy", healthyYML, healthyCLI)
 	sameClusterVerdicts(t, "healthy", healthyCluster, healthyCLI.Cluster)
+	rec.Settled = s.settled(t, healthyCLI)
 
 	for _, b := range clusterBreaks(cni) {
 		found := &breakResult{Name: b.Name, Host: b.Host, Layer: b.Layer, Want: b.Status}
@@ -640,4 +642,41 @@ func waitMetrics(t *testing.T) {
 		time.Sleep(2 * time.Second)
 	}
 	t.Fatalf("the metrics API did not answer for every node again:\n%s", out)
+}
+
+// settled runs `layercheck verify --cluster-from first-control-plane`
+// once more on the healthy cluster, which the first run and verify.yml
+// have left settled, and records its wall time and where it went. Its
+// verdicts must be the first run's.
+func (s *clusterRun) settled(t *testing.T, first *fleet.Report) *settledRun {
+	t.Helper()
+	start := time.Now()
+	rep := s.verifyClusterCLI(t, "settled")
+	st := &settledRun{Wall: time.Since(start)}
+	sameVerdicts(t, "settled", reportsOf(first), rep)
+	sameClusterVerdicts(t, "settled", first.Cluster, rep.Cluster)
+	for _, l := range sortedKeys(rep.Cluster.Layers) {
+		st.Layers = append(st.Layers, layerTime{Scope: "cluster", Layer: l, MS: rep.Cluster.Layers[l].DurationMS})
+	}
+	slowest := map[string]int64{}
+	for _, h := range rep.Hosts {
+		for l, lr := range h.Report.Layers {
+			slowest[l] = max(slowest[l], lr.DurationMS)
+		}
+	}
+	for _, l := range sortedKeys(slowest) {
+		st.Layers = append(st.Layers, layerTime{Scope: "nodes", Layer: l, MS: slowest[l]})
+	}
+	if lr := rep.Cluster.Layers["probe"]; lr != nil && lr.Facts != nil {
+		// The JSON report's facts decode as maps: read the probe's back
+		// into its own type.
+		var pf cluster.ProbeFacts
+		if b, err := json.Marshal(lr.Facts); err == nil && json.Unmarshal(b, &pf) == nil {
+			st.Probe = pf.Timings
+		}
+	}
+	if st.Probe == nil {
+		t.Errorf("settled: the probe layer gave no timings")
+	}
+	return st
 }

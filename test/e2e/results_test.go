@@ -13,6 +13,7 @@ import (
 
 	"github.com/layercheck/layercheck/lint"
 	"github.com/layercheck/layercheck/verify"
+	"github.com/layercheck/layercheck/verify/cluster"
 )
 
 // results is what `make e2e` records in test/e2e/RESULTS.md (or
@@ -75,7 +76,24 @@ type releaseResult struct {
 	Stages  []stageResult
 	Recap   string
 	Healthy map[string]map[string]verify.Status
+	Settled *settledRun // e2e-cluster: layercheck verify once the cluster has settled
 	Breaks  []*breakResult
+}
+
+// settledRun is `layercheck verify --cluster-from first-control-plane`
+// run again on the healthy cluster, once the first run and verify.yml have
+// left it settled: its wall time and where that went.
+type settledRun struct {
+	Wall time.Duration
+	// Layers: each cluster layer's time, and each node layer's on the
+	// slowest host (layers and hosts run side by side).
+	Layers []layerTime
+	Probe  *cluster.ProbeTimings
+}
+
+type layerTime struct {
+	Scope, Layer string
+	MS           int64
 }
 
 type stageResult struct {
@@ -213,6 +231,9 @@ func (res *results) write(t *testing.T) {
 		if len(rr.Notes) > 0 {
 			b.WriteString("\n")
 		}
+		if st := rr.Settled; st != nil {
+			writeSettled(&b, st)
+		}
 		if len(rr.Breaks) > 0 {
 			b.WriteString("\nBreaks, seeded one at a time (each tool's wall time in brackets):\n\n| break | expected | verify.yml | layercheck verify |\n|---|---|---|---|\n")
 			for _, br := range rr.Breaks {
@@ -343,4 +364,17 @@ func cellN(s string, n int) string {
 		s = string(r[:n-3]) + "..."
 	}
 	return s
+}
+
+// writeSettled writes where a settled cluster's verify spent its time.
+func writeSettled(b *strings.Builder, st *settledRun) {
+	fmt.Fprintf(b, "\nThe settled cluster: `layercheck verify --cluster-from first-control-plane` again, right after the first run, every layer as above: %.1f s wall (the goal: 6 s). Layers and hosts run side by side, so their times overlap; a node layer's is the slowest host's:\n\n", st.Wall.Seconds())
+	b.WriteString("| scope | layer | time |\n|---|---|---|\n")
+	for _, l := range st.Layers {
+		fmt.Fprintf(b, "| %s | %s | %.2f s |\n", l.Scope, l.Layer, float64(l.MS)/1000)
+	}
+	if p := st.Probe; p != nil {
+		fmt.Fprintf(b, "\nThe probe, step by step: namespace, Deployment and Service created %.2f s; both pods Ready %.2f s (kubelet's part, the floor: scheduling, sandboxes, containers from an image already present, the first readiness probe); both answered through the Service %.2f s; the lookup from a pod (service_dns) %.2f s; the namespace deleted and gone %.2f s.\n",
+			float64(p.CreateMS)/1000, float64(p.ReadyMS)/1000, float64(p.ServiceMS)/1000, float64(p.DNSMS)/1000, float64(p.CleanupMS)/1000)
+	}
 }
