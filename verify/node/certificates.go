@@ -685,7 +685,7 @@ func judgeCert(env *Env, c *candidate) {
 	}
 	switch {
 	case in.Expired:
-		bad(verify.StatusFail, fmt.Sprintf("expired on %s (%d days ago)", in.NotAfter.Format(time.RFC3339), -in.DaysLeft))
+		bad(verify.StatusFail, fmt.Sprintf("expired on %s (%s)", in.NotAfter.Format(time.RFC3339), expiredAgo(-rem)))
 	case rem < time.Duration(o.CertFailDays)*24*time.Hour:
 		bad(verify.StatusFail, fmt.Sprintf("expires on %s, in %d days (fail below %d)", in.NotAfter.Format(time.RFC3339), in.DaysLeft, o.CertFailDays))
 	case rem < time.Duration(o.CertWarnDays)*24*time.Hour:
@@ -924,4 +924,15 @@ func certRemedy(c CertInfo, env *Env) string {
 		return "the kubelet renews this itself (rotateCertificates: true): check that kubelet runs and reaches the API server, approve pending CSRs (kubectl get csr), or restart kubelet"
 	}
 	return ""
+}
+
+// expiredAgo says how long ago a certificate expired in whole days, as a
+// person counts them: 25 hours is a day ago (DaysLeft, the floor of the
+// days left, is -2 then).
+func expiredAgo(ago time.Duration) string {
+	days := int(ago / (24 * time.Hour))
+	if days == 0 {
+		return "less than a day ago"
+	}
+	return verify.Plural(days, "day") + " ago"
 }

@@ -589,3 +589,19 @@ func resultCheck(res []verify.Result, check string) *verify.Result {
 	}
 	return nil
 }
+
+// An expired certificate says how long ago in whole days: a day and an
+// hour is a day, not two (the floor DaysLeft is -2 then).
+func TestExpiredAgo(t *testing.T) {
+	for ago, want := range map[time.Duration]string{
+		time.Minute:             "less than a day ago",
+		23 * time.Hour:          "less than a day ago",
+		25 * time.Hour:          "1 day ago",
+		48 * time.Hour:          "2 days ago",
+		400*24*time.Hour + 3600: "400 days ago",
+	} {
+		if got := expiredAgo(ago); got != want {
+			t.Errorf("expired %s ago: %q, want %q", ago, got, want)
+		}
+	}
+}
