@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -568,11 +569,13 @@ func clusterBreaks(cni string) []brk {
 		Seed: func(t *testing.T, _ *stage) {
 			onNode(t, "node2", "echo 'nameserver 127.0.0.53' >/etc/layercheck-e2e-stub-resolv.conf && "+
 				"cp -p /etc/kubernetes/kubelet-config.yaml /etc/kubernetes/kubelet-config.yaml.e2e && "+
-				"sed -i 's|^resolvConf:.*|resolvConf: \"/etc/layercheck-e2e-stub-resolv.conf\"|' /etc/kubernetes/kubelet-config.yaml && systemctl restart kubelet")
+				"sed -i 's|^resolvConf:.*|resolvConf: \"/etc/layercheck-e2e-stub-resolv.conf\"|' /etc/kubernetes/kubelet-config.yaml")
+			restartKubelet(t, "node2")
 		},
 		Restore: func(t *testing.T, _ *stage) {
 			onNode(t, "node2", "mv /etc/kubernetes/kubelet-config.yaml.e2e /etc/kubernetes/kubelet-config.yaml && "+
-				"rm -f /etc/layercheck-e2e-stub-resolv.conf && systemctl restart kubelet")
+				"rm -f /etc/layercheck-e2e-stub-resolv.conf")
+			restartKubelet(t, "node2")
 		},
 		Host: "node2", Layer: "dns", Status: verify.StatusFail,
 		Check: regexp.MustCompile(`resolv_conf`), Remedy: regexp.MustCompile(`kube_resolv_conf`),
@@ -679,4 +682,31 @@ func (s *clusterRun) settled(t *testing.T, first *fleet.Report) *settledRun {
 		t.Errorf("settled: the probe layer gave no timings")
 	}
 	return st
+}
+
+// restartKubelet restarts kubelet on node and waits until it has said
+// Ready since: a kubelet just started posts its Node NotReady ("CSINode is
+// not yet initialized") for a few seconds, and a verify run then would find
+// the nodes layer failed in one tool and not in the other. The Node's
+// Ready condition must be True with a heartbeat no older than the restart
+// (kubelet posts its status when it starts and when it changes).
+func restartKubelet(t *testing.T, node string) {
+	t.Helper()
+	out := onNode(t, node, "echo restart-at=$(date +%s) && systemctl restart kubelet")
+	m := regexp.MustCompile(`restart-at=(\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("restart kubelet on %s: no time in\n%s", node, out)
+	}
+	since, _ := strconv.ParseInt(m[1], 10, 64)
+	var got string
+	for i := 0; i < 90; i++ {
+		got = strings.TrimSpace(onNode(t, "node1", kubectl("get node "+node+` -o jsonpath='{range .status.conditions[?(@.type=="Ready")]}{.status} {.lastHeartbeatTime}{end}'`)))
+		if st, hb, ok := strings.Cut(got, " "); ok && st == "True" {
+			if at, err := time.Parse(time.RFC3339, hb); err == nil && at.Unix() >= since {
+				return
+			}
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Fatalf("kubelet on %s: not Ready since its restart after three minutes (Ready, heartbeat: %s)", node, got)
 }
