@@ -168,7 +168,7 @@ lint-ansible: $(ANSIBLE_LINT_VENV)/.ansible-lint-$(ANSIBLE_LINT_VERSION)
 $(ANSIBLE_LINT_VENV)/.ansible-lint-$(ANSIBLE_LINT_VERSION):
 	rm -rf $(ANSIBLE_LINT_VENV)
 	$(PYTHON) -m venv $(ANSIBLE_LINT_VENV)
-	$(ANSIBLE_LINT_VENV)/bin/pip install --quiet --disable-pip-version-check \
+	$(ANSIBLE_LINT_VENV)/bin/pip install --quiet --disable-pip-version-check -c scripts/constraints.txt \
 	  'ansible-lint==$(ANSIBLE_LINT_VERSION)' 'ansible-core>=2.19,<2.20'
 	touch $@
 

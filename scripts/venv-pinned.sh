@@ -6,10 +6,11 @@
 # usage: scripts/venv-pinned.sh [ANSIBLE_VERSION]   (default 11.13.0)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv-common.sh
 version=${1:-11.13.0}
 dir=.venv-ansible-$version
 py=${PYTHON:-python3}
-if [ -x "$dir/bin/ansible-playbook" ] && "$dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('ansible') == '$version' and m.version('netaddr') == '1.3.0' else 1)" 2>/dev/null; then
+if [ -x "$dir/bin/ansible-playbook" ] && "$dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('ansible') == '$version' and m.version('netaddr') == '1.3.0' else 1)" 2>/dev/null && constraints_met "$dir"; then
   exit 0
 fi
 rm -rf "$dir"

@@ -12,6 +12,7 @@
 # none the script fails: the test matrix needs every series.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv-common.sh
 py=${PYTHON:-python3}
 
 # python_at_least MAJOR.MINOR: prints the first Python found that runs and
@@ -41,7 +42,7 @@ for s in "${@:-2.16 2.17 2.20}"; do
   for series in $s; do
     dir=.venv-core-$series
     next=${series%.*}.$(( ${series#*.} + 1 ))
-    if [ -x "$dir/bin/ansible-playbook" ] && "$dir/bin/python" -c "import ansible.release as r, sys; sys.exit(0 if r.__version__.startswith('$series.') else 1)" 2>/dev/null; then
+    if [ -x "$dir/bin/ansible-playbook" ] && "$dir/bin/python" -c "import ansible.release as r, sys; sys.exit(0 if r.__version__.startswith('$series.') else 1)" 2>/dev/null && constraints_met "$dir"; then
       continue
     fi
     p=$py

@@ -51,6 +51,7 @@ type API interface {
 	ServiceProxyGet(ctx context.Context, ns, scheme, name, port, path string, params map[string]string) ([]byte, error)
 	CreateNamespace(ctx context.Context, n *corev1.Namespace) (*corev1.Namespace, error)
 	GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
+	ListNamespaces(ctx context.Context, opts metav1.ListOptions) (*corev1.NamespaceList, error)
 	// DeleteNamespace deletes with default DeleteOptions (no propagation
 	// policy).
 	DeleteNamespace(ctx context.Context, name string) error
@@ -210,6 +211,10 @@ func (a *restAPI) CreateNamespace(ctx context.Context, n *corev1.Namespace) (*co
 
 func (a *restAPI) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
 	return get(ctx, a.core, "namespaces", "", name, &corev1.Namespace{})
+}
+
+func (a *restAPI) ListNamespaces(ctx context.Context, opts metav1.ListOptions) (*corev1.NamespaceList, error) {
+	return list(ctx, a.core, "namespaces", "", opts, &corev1.NamespaceList{})
 }
 
 func (a *restAPI) DeleteNamespace(ctx context.Context, name string) error {

@@ -306,13 +306,7 @@ func Run(ctx context.Context, env *Env, only, skip []string) (*Report, error) {
 	rep.Layers = sel.Run(ctx, env, func(name string) time.Duration {
 		switch name {
 		case "probe", "addons":
-			// Probes create objects and wait for them (the probe budget),
-			// then wait for their namespace to be gone (the clean-up
-			// budget); LayerTimeout on top covers the other calls, so the
-			// layer's own results, not this deadline, say what failed.
-			// RolloutWait on top is for what is still starting (the
-			// add-ons, and the APIService the probes wait for).
-			return env.Probe.timeout() + env.Probe.cleanupTimeout() + env.LayerTimeout + env.RolloutWait
+			return env.probeLayerBudget()
 		case "kube_system":
 			return env.LayerTimeout + env.RolloutWait
 		}
@@ -372,4 +366,14 @@ func (rep *Report) Failures() []string {
 		}
 	}
 	return out
+}
+
+// probeLayerBudget is the longest a layer that probes (probe, addons) may
+// take: probes create objects and wait for them (the probe budget), with
+// the clean-up budget for what is in the way of their namespaces' deletion;
+// LayerTimeout on top covers the other calls, so the layer's own results,
+// not this deadline, say what failed. RolloutWait on top is for what is
+// still starting (the add-ons, and the APIService the probes wait for).
+func (env *Env) probeLayerBudget() time.Duration {
+	return env.Probe.timeout() + env.Probe.cleanupTimeout() + env.LayerTimeout + env.RolloutWait
 }

@@ -30,3 +30,6 @@ var DecodeNodeList = decodeNodeList
 
 // ErrNotNodeList is errNotNodeList, for its test.
 var ErrNotNodeList = errNotNodeList
+
+// EarlierProbeNamespaces is earlierProbeNamespaces, for its test.
+var EarlierProbeNamespaces = earlierProbeNamespaces

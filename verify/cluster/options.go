@@ -275,14 +275,17 @@ type Probe struct {
 	// Port is the container port netexec listens on (default 8080).
 	Port int `json:"probe_port"`
 	// Namespace is created for the probe and deleted after it (default
-	// layercheck-probe-<random>); it must not exist beforehand.
+	// layercheck-probe-<random>); it must not exist beforehand, but for
+	// the run before's, deleted, which is waited for.
 	Namespace string `json:"probe_namespace"`
 	// Timeout bounds the whole probe in seconds (default 120), creating
-	// and waiting for its objects; the deletion of its namespace has its
-	// own budget, CleanupTimeout.
+	// and waiting for its objects. Its namespace is deleted after the
+	// probe, whatever its outcome, without waiting for it to go.
 	Timeout float64 `json:"probe_timeout"`
-	// CleanupTimeout bounds, in seconds (default 60), the wait for the
-	// probe's namespace to be gone after the probe, whatever its outcome.
+	// CleanupTimeout, in seconds (default 60), is how long a probe
+	// namespace an earlier run deleted may take to go before a run reports
+	// it stuck, and the wait for the probe_namespace the run before
+	// deleted.
 	CleanupTimeout float64 `json:"probe_cleanup_timeout"`
 	// Path is how the Service is reached: auto (the ClusterIP when this
 	// host can reach it, i.e. on a node, else the API server's service

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -71,7 +72,7 @@ type ProbeTimings struct {
 	ReadyMS   int64 `json:"ready"`   // both replicas Ready
 	ServiceMS int64 `json:"service"` // both pods answered through the Service
 	DNSMS     int64 `json:"dns"`     // the service_dns lookup from a pod
-	CleanupMS int64 `json:"cleanup"` // the namespace deleted and gone
+	CleanupMS int64 `json:"cleanup"` // the namespace's deletion asked
 }
 
 func randSuffix() string {
@@ -89,13 +90,37 @@ func createProbeNamespace(ctx context.Context, env *Env, prefix string) (string,
 		name = env.Probe.Namespace
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: probeLabels}}
-	if _, err := env.Kube.CreateNamespace(ctx, ns); err != nil {
+	_, err := env.Kube.CreateNamespace(ctx, ns)
+	if apierrors.IsAlreadyExists(err) && waitGone(ctx, env, name) {
+		// The configured probe_namespace, which the run before deleted
+		// (runs do not wait for their namespace to go).
+		_, err = env.Kube.CreateNamespace(ctx, ns)
+	}
+	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return "", fmt.Errorf("probe namespace %s already exists: layercheck only uses a namespace it creates (delete it or set probe_namespace to another name)", name)
 		}
 		return "", errAPI(env, "create namespace "+name, err)
 	}
 	return name, nil
+}
+
+// waitGone waits, within probe_cleanup_timeout, for namespace name to go
+// when it is one of verify's probe namespaces already deleted, and says
+// whether it went.
+func waitGone(ctx context.Context, env *Env, name string) bool {
+	ctx, cancel := context.WithTimeout(ctx, env.Probe.cleanupTimeout())
+	defer cancel()
+	for {
+		got, err := env.Kube.GetNamespace(ctx, name)
+		if apierrors.IsNotFound(err) {
+			return true
+		}
+		if err != nil || got.DeletionTimestamp == nil || !labels.SelectorFromSet(probeLabels).Matches(labels.Set(got.Labels)) || ctx.Err() != nil {
+			return false
+		}
+		sleep(ctx, 300*time.Millisecond)
+	}
 }
 
 // NamespaceStuck is a probe namespace that was not gone when the clean-up
@@ -143,14 +168,17 @@ func (e *NamespaceStuck) Remedy() string {
 	return fix + "Namespaces are emptied and finalized by kube-controller-manager's namespace controller: check it runs and is healthy on the control plane (crictl ps -a --name kube-controller-manager; kubectl -n kube-system logs kube-controller-manager-<host>), and that no APIService is unavailable (kubectl get apiservice: discovery failures block namespace deletion)."
 }
 
-// deleteNamespace deletes ns and waits until it is gone (the namespace
-// controller removes its objects first), within the clean-up budget. It
-// uses its own context so it runs after a timeout or cancellation of the
-// probe. When ns is not gone in time it returns a *NamespaceStuck naming
-// its phase, finalizers and conditions.
+// deleteNamespace asks the API server to delete ns, and does not wait for
+// it to go: kube-controller-manager's namespace controller starts emptying
+// a deleted namespace only after a fixed grace period of 5 s
+// (namespaceDeletionGracePeriod, so that every API server has seen the
+// deletion), which alone was more than the rest of a settled cluster's
+// verify. The namespace is Terminating when this returns; the next run
+// reports it if it is still there after probe_cleanup_timeout
+// (earlierProbeNamespaces). It uses its own context so it runs after a
+// timeout or cancellation of the probe.
 func deleteNamespace(env *Env, ns string) error {
-	wait := env.Probe.cleanupTimeout()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	ctx, cancel := context.WithTimeout(context.Background(), env.Timeout)
 	defer cancel()
 	// The namespace controller deletes what is inside; no propagation
 	// policy, so no garbage-collector finalizer is added to the namespace.
@@ -158,39 +186,17 @@ func deleteNamespace(env *Env, ns string) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return &NamespaceStuck{Namespace: ns, Err: errAPI(env, "delete namespace", err)}
 	}
-	var last *corev1.Namespace
-	for {
-		got, err := env.Kube.GetNamespace(ctx, ns)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err == nil {
-			last = got
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		sleep(ctx, 300*time.Millisecond)
-	}
-	if last == nil {
-		// Never read within the budget: one more try, bounded by Timeout.
-		gctx, gcancel := context.WithTimeout(context.Background(), env.Timeout)
-		defer gcancel()
-		got, err := env.Kube.GetNamespace(gctx, ns)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return &NamespaceStuck{Namespace: ns, Waited: wait, Err: fmt.Errorf("still there or unknown after %s: %w", wait, errAPI(env, "get namespace", err))}
-		}
-		last = got
-	}
-	st := &NamespaceStuck{Namespace: ns, Phase: string(last.Status.Phase), Waited: wait}
-	st.Finalizers = append(st.Finalizers, last.Finalizers...)
-	for _, f := range last.Spec.Finalizers {
+	return nil
+}
+
+// stuckOf is what holds namespace n, deleted waited ago.
+func stuckOf(n *corev1.Namespace, waited time.Duration) *NamespaceStuck {
+	st := &NamespaceStuck{Namespace: n.Name, Phase: string(n.Status.Phase), Waited: waited}
+	st.Finalizers = append(st.Finalizers, n.Finalizers...)
+	for _, f := range n.Spec.Finalizers {
 		st.Finalizers = append(st.Finalizers, string(f))
 	}
-	for _, c := range last.Status.Conditions {
+	for _, c := range n.Status.Conditions {
 		if c.Status == corev1.ConditionTrue {
 			st.Conditions = append(st.Conditions, fmt.Sprintf("%s: %s", c.Type, c.Message))
 		}
@@ -198,7 +204,67 @@ func deleteNamespace(env *Env, ns string) error {
 	return st
 }
 
-func (probeLayer) Check(ctx context.Context, env *Env) (res []verify.Result, _ any, _ error) {
+// earlierProbeNamespaces reads the namespaces earlier runs' probes left
+// (verify's labels), since a run does not wait for its own to go:
+//   - one deleted more than probe_cleanup_timeout ago is stuck: a
+//     probe_cleanup failure naming its phase, finalizers and conditions;
+//   - one never deleted and older than a whole probe layer may take belongs
+//     to a run that stopped before its clean-up (killed, or its API server
+//     lost): deleted now, and said as a warning (in check mode only said);
+//   - younger ones may be another run's (verify from two machines at once)
+//     and are left alone.
+//
+// The ages are read against this host's clock, the namespaces' timestamps
+// against the API server's. When the namespaces cannot be listed it says
+// nothing: the probe's own calls then say what is wrong with the API.
+func earlierProbeNamespaces(ctx context.Context, env *Env) []verify.Result {
+	l, err := env.Kube.ListNamespaces(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(probeLabels).String()})
+	if err != nil {
+		return nil
+	}
+	now := time.Now()
+	var res []verify.Result
+	for i := range l.Items {
+		n := &l.Items[i]
+		if n.DeletionTimestamp != nil {
+			ago := now.Sub(n.DeletionTimestamp.Time).Round(time.Second)
+			if ago <= env.Probe.cleanupTimeout() {
+				continue
+			}
+			st := stuckOf(n, ago)
+			res = append(res, verify.Result{Check: "probe_cleanup", Status: verify.StatusFail,
+				Msg: "left by an earlier run: " + st.Error(), Evidence: st, Remediation: st.Remedy()})
+			continue
+		}
+		age := now.Sub(n.CreationTimestamp.Time).Round(time.Second)
+		if age <= env.probeLayerBudget() {
+			continue
+		}
+		r := verify.Result{Check: "probe_cleanup", Status: verify.StatusWarn}
+		what := fmt.Sprintf("probe namespace %s, created %s ago by a run that stopped before its clean-up", n.Name, age)
+		switch {
+		case env.CheckMode:
+			r.Msg = what + "; check mode: not deleted"
+			r.Remediation = "kubectl delete namespace " + n.Name
+		default:
+			if err := deleteNamespace(env, n.Name); err != nil {
+				r.Status, r.Msg = verify.StatusFail, what+": "+err.Error()
+				r.Remediation = "kubectl delete namespace " + n.Name
+			} else {
+				r.Msg = what + ": deleted now"
+			}
+		}
+		res = append(res, r)
+	}
+	return res
+}
+
+func (probeLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
+	res, facts, err := checkProbe(ctx, env)
+	return append(res, earlierProbeNamespaces(ctx, env)...), facts, err
+}
+
+func checkProbe(ctx context.Context, env *Env) (res []verify.Result, _ *ProbeFacts, _ error) {
 	facts := &ProbeFacts{}
 	if env.CheckMode {
 		return []verify.Result{{Check: "service", Status: verify.StatusSkipped,
@@ -314,7 +380,8 @@ func downAPIServices(ctx context.Context, env *Env) (down []string, settling, ok
 func cleanupResult(env *Env, ns string) verify.Result {
 	err := deleteNamespace(env, ns)
 	if err == nil {
-		return verify.Result{Check: "probe_cleanup", Status: verify.StatusOK, Msg: "probe namespace " + ns + " deleted"}
+		return verify.Result{Check: "probe_cleanup", Status: verify.StatusOK, Msg: "probe namespace " + ns +
+			" deleted (Terminating: kube-controller-manager's namespace controller removes it after its 5 s grace period; the next run reports it if it is not gone within probe_cleanup_timeout)"}
 	}
 	var st *NamespaceStuck
 	if !errors.As(err, &st) {

@@ -435,3 +435,59 @@ func (n *nodeMetricsList) RawGet(ctx context.Context, path string) ([]byte, erro
 	}
 	return []byte(`{"kind":"NodeMetricsList","apiVersion":"metrics.k8s.io/v1beta1","items":[` + strings.Join(items, ",") + `]}`), nil
 }
+
+// A run does not wait for its probe namespaces to go, so the next reads
+// what earlier runs left: deleted and still there past
+// probe_cleanup_timeout is stuck (a failure); never deleted and older than
+// a probe layer may run is a stopped run's, deleted now (a warning, only
+// said in check mode); younger ones, or deleted ones still within the
+// clean-up budget, may be another run's and are left alone, as is a
+// namespace without verify's labels.
+func TestEarlierProbeNamespaces(t *testing.T) {
+	now := time.Now()
+	ours := map[string]string{"app.kubernetes.io/name": cluster.ProbeName, "app.kubernetes.io/managed-by": "layercheck"}
+	ns := func(name string, created time.Duration, deleted *time.Duration, lbl map[string]string) *corev1.Namespace {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbl, CreationTimestamp: metav1.NewTime(now.Add(-created))},
+			Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}
+		if deleted != nil {
+			at := metav1.NewTime(now.Add(-*deleted))
+			n.DeletionTimestamp = &at
+			n.Finalizers = []string{"example.com/hold"}
+			n.Status.Phase = corev1.NamespaceTerminating
+		}
+		return n
+	}
+	long, short := 10*time.Minute, 10*time.Second
+	objs := []runtime.Object{
+		ns("layercheck-probe-stuck", time.Hour, &long, ours),
+		ns("layercheck-pvc-going", time.Hour, &short, ours),
+		ns("layercheck-probe-orphan", time.Hour, nil, ours),
+		ns("layercheck-probe-running", time.Minute, nil, ours),
+		ns("someone-elses", time.Hour, nil, map[string]string{"app.kubernetes.io/managed-by": "other"}),
+	}
+	for _, check := range []bool{true, false} {
+		kube := fake.NewSimpleClientset(objs...)
+		env := &cluster.Env{Kube: clustertest.Clientset(kube), Server: "fake", Timeout: time.Second, CheckMode: check,
+			LayerTimeout: 30 * time.Second, Probe: cluster.Probe{Timeout: 120, CleanupTimeout: 60}}
+		res := cluster.EarlierProbeNamespaces(context.Background(), env)
+		require.Len(t, res, 2, "check mode %v: %+v", check, res)
+		// In the API's order, by name.
+		assert.Equal(t, verify.StatusFail, res[1].Status)
+		assert.Regexp(t, `^left by an earlier run: probe namespace layercheck-probe-stuck still exists 10m0s after its deletion: phase Terminating, finalizers: example\.com/hold`, res[1].Msg)
+		assert.Contains(t, res[1].Remediation, "kubectl patch namespace layercheck-probe-stuck")
+		assert.Equal(t, verify.StatusWarn, res[0].Status)
+		assert.Contains(t, res[0].Msg, "probe namespace layercheck-probe-orphan, created 1h0m0s ago by a run that stopped before its clean-up")
+		_, err := kube.CoreV1().Namespaces().Get(context.Background(), "layercheck-probe-orphan", metav1.GetOptions{})
+		if check {
+			assert.Contains(t, res[0].Msg, "check mode: not deleted")
+			assert.NoError(t, err, "check mode deleted a namespace")
+		} else {
+			assert.Contains(t, res[0].Msg, ": deleted now")
+			assert.True(t, apierrors.IsNotFound(err), "the stopped run's namespace is still there: %v", err)
+		}
+		for _, left := range []string{"layercheck-pvc-going", "layercheck-probe-running", "someone-elses", "layercheck-probe-stuck"} {
+			_, err := kube.CoreV1().Namespaces().Get(context.Background(), left, metav1.GetOptions{})
+			assert.NoError(t, err, "%s was deleted", left)
+		}
+	}
+}

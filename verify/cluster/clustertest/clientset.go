@@ -77,6 +77,10 @@ func (c clientset) GetNamespace(ctx context.Context, name string) (*corev1.Names
 	return c.k.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 }
 
+func (c clientset) ListNamespaces(ctx context.Context, opts metav1.ListOptions) (*corev1.NamespaceList, error) {
+	return c.k.CoreV1().Namespaces().List(ctx, opts)
+}
+
 func (c clientset) DeleteNamespace(ctx context.Context, name string) error {
 	return c.k.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 }
