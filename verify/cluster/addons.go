@@ -366,7 +366,7 @@ func pvcProbe(ctx, waitCtx context.Context, env *Env, facts *AddonsFacts) (r ver
 				return r
 			}
 		}
-		sleep(ctx, time.Second)
+		sleep(ctx, probePoll)
 	}
 	bound := false
 	facts.PVCBound = &bound

@@ -34,6 +34,12 @@ func (probeLayer) Name() string { return "probe" }
 // ProbeName is the name of the probe's Deployment and Service.
 const ProbeName = "layercheck-probe"
 
+// probePoll is how often the probes read again what they wait for (the
+// Deployment's Ready replicas, the PVC's phase): a few cheap GETs a second
+// for a few seconds, where each poll's wait was a good part of a settled
+// cluster's verify.
+const probePoll = 250 * time.Millisecond
+
 var probeLabels = map[string]string{"app.kubernetes.io/name": ProbeName, "app.kubernetes.io/managed-by": "layercheck"}
 
 // ProbeFacts is the probe layer's facts.
@@ -456,7 +462,7 @@ func runProbe(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 			return fail(fmt.Sprintf("probe Deployment %s/%s: %d/%d replicas Ready after %s", ns, ProbeName, ready, replicas, p.timeout()),
 				fmt.Sprintf("the pods never became Ready: image %s pullable from the nodes? (kubectl -n %s describe pods during a run; set probe_image to a mirror for offline clusters), schedulable nodes in kube_node?", p.Image, ns))
 		}
-		sleep(ctx, 500*time.Millisecond)
+		sleep(ctx, probePoll)
 	}
 	facts.Timings.ReadyMS = facts.lap()
 	pods, err := env.Kube.ListPods(ctx, ns, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + ProbeName})
