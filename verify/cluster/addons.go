@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +40,16 @@ type AddonsFacts struct {
 	StorageClass      string   `json:"storage_class,omitempty"`
 	PVCBound          *bool    `json:"pvc_bound,omitempty"`
 	HelmReleases      []string `json:"helm_releases,omitempty"`
+	// Timings is each add-on's checks in milliseconds; they run side by
+	// side.
+	Timings AddonsTimings `json:"timings_ms"`
+}
+
+// AddonsTimings is how long each add-on's checks took, in milliseconds.
+type AddonsTimings struct {
+	MetricsServer int64 `json:"metrics_server,omitempty"`
+	LocalPath     int64 `json:"local_path_provisioner,omitempty"` // the PVC probe with it
+	Helm          int64 `json:"helm,omitempty"`
 }
 
 func (addonsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, error) {
@@ -54,15 +65,28 @@ func (addonsLayer) Check(ctx context.Context, env *Env) ([]verify.Result, any, e
 	// own (probe_timeout and probe_cleanup_timeout).
 	waitCtx, cancel := context.WithTimeout(ctx, env.LayerTimeout+env.RolloutWait)
 	defer cancel()
-	if o.MetricsServerEnabled {
-		res = append(res, checkMetricsServer(waitCtx, env, facts)...)
+	// The add-ons are checked side by side (each writes its own facts):
+	// the PVC probe's pods take seconds that the metrics checks need not
+	// wait for. Their results keep this order.
+	var metrics, localPath, helm []verify.Result
+	var wg sync.WaitGroup
+	timed := func(enabled bool, ms *int64, check func()) {
+		if !enabled {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			check()
+			*ms = time.Since(start).Milliseconds()
+		}()
 	}
-	if o.LocalPathProvisionerEnabled {
-		res = append(res, checkLocalPath(ctx, waitCtx, env, facts)...)
-	}
-	if o.HelmEnabled {
-		res = append(res, checkHelm(ctx, env, facts))
-	}
+	timed(o.MetricsServerEnabled, &facts.Timings.MetricsServer, func() { metrics = checkMetricsServer(waitCtx, env, facts) })
+	timed(o.LocalPathProvisionerEnabled, &facts.Timings.LocalPath, func() { localPath = checkLocalPath(ctx, waitCtx, env, facts) })
+	timed(o.HelmEnabled, &facts.Timings.Helm, func() { helm = []verify.Result{checkHelm(ctx, env, facts)} })
+	wg.Wait()
+	res = slices.Concat(res, metrics, localPath, helm)
 	return res, facts, nil
 }
 
