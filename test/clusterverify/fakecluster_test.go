@@ -59,8 +59,11 @@ type Kubelets struct {
 	Answer func(i int) bool
 	Nodes  []string
 	// Provision binds PVCs of the local-path class as
-	// local-path-provisioner and the PV controller do.
-	Provision bool
+	// local-path-provisioner and the PV controller do; SetProvision
+	// changes it between runs.
+	Provision atomic.Bool
+	// steps counts the loop's finished steps (SetProvision waits on it).
+	steps atomic.Int64
 	// Nameserver is the server the pods' resolver asks (their
 	// resolv.conf: kubelet's clusterDNS, nodelocaldns_ip by default);
 	// DNSDown makes every lookup time out there.
@@ -101,6 +104,20 @@ func StartKubelets(t testing.TB, kube kubernetes.Interface, nodes []string) *Kub
 	return k
 }
 
+// SetProvision sets Provision and returns once a whole step of the loop has
+// run with it: a step already under way may still bind a claim that a run
+// started after the change created (its API calls answer late when the
+// machine is busy).
+func (k *Kubelets) SetProvision(on bool) {
+	k.Provision.Store(on)
+	n := k.steps.Load()
+	for deadline := time.Now().Add(30 * time.Second); k.steps.Load() < n+2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			k.t.Fatalf("fake kubelets: no step in 30s after Provision=%v", on)
+		}
+	}
+}
+
 func (k *Kubelets) loop() {
 	defer close(k.done)
 	tick := time.NewTicker(150 * time.Millisecond)
@@ -116,6 +133,7 @@ func (k *Kubelets) loop() {
 			k.t.Logf("fake kubelets: %v", err)
 		}
 		cancel()
+		k.steps.Add(1)
 	}
 }
 
@@ -152,7 +170,7 @@ func (k *Kubelets) step(ctx context.Context) error {
 	}
 	// local-path-provisioner and the PV controller: bind the probe's PVC
 	// once a pod uses it (WaitForFirstConsumer).
-	if k.Provision {
+	if k.Provision.Load() {
 		if err := k.bindClaims(ctx); err != nil {
 			return err
 		}

@@ -468,7 +468,7 @@ func TestLocalPathProvisionerBindsProbePVC(t *testing.T) {
 	o := sample3(t)
 	o.LocalPathProvisionerEnabled = true
 	c := newCluster(t, o, setup{})
-	c.Kubelets.Provision = true
+	c.Kubelets.SetProvision(true)
 	req := c.request(20)
 	req.Layers = []string{"addons"}
 	rep := c.run(t, req)
@@ -484,7 +484,7 @@ func TestLocalPathProvisionerBindsProbePVC(t *testing.T) {
 
 	// The provisioner does nothing: the PVC stays Pending, the namespace
 	// still goes.
-	c.Kubelets.Provision = false
+	c.Kubelets.SetProvision(false)
 	req = c.request(4)
 	req.Layers = []string{"addons"}
 	rep = c.run(t, req)

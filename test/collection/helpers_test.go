@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,9 +65,8 @@ func env(t *testing.T, extra ...string) []string {
 
 // result of one ansible command.
 type result struct {
-	out    string // stdout and stderr together
-	stdout string // stdout alone
-	code   int
+	out  string // stdout and stderr together
+	code int
 }
 
 // run runs an ansible command (ansible-playbook, ansible-doc, ...) from the
@@ -87,8 +85,8 @@ func runCmd(t *testing.T, dir string, envv []string, path string, args ...string
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
 	cmd.Env = envv
-	var buf, stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(&buf, &stdout), &buf
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("%s %s: timed out after %s\n%s", name, strings.Join(args, " "), runTimeout, buf.String())
@@ -100,7 +98,7 @@ func runCmd(t *testing.T, dir string, envv []string, path string, args ...string
 	} else if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return result{out: buf.String(), stdout: stdout.String(), code: code}
+	return result{out: buf.String(), code: code}
 }
 
 // hostFacts is ansible_facts.layercheck_lint as the tests read it.
