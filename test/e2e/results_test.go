@@ -374,7 +374,7 @@ func writeSettled(b *strings.Builder, st *settledRun) {
 		fmt.Fprintf(b, "| %s | %s | %.2f s |\n", l.Scope, l.Layer, float64(l.MS)/1000)
 	}
 	if p := st.Probe; p != nil {
-		fmt.Fprintf(b, "\nThe probe, step by step: namespace, Deployment and Service created %.2f s; both pods Ready %.2f s (kubelet's part, the floor: scheduling, sandboxes, containers from an image already present, the first readiness probe); both answered through the Service %.2f s; the lookup from a pod (service_dns) %.2f s; the namespace deleted and gone %.2f s.\n",
+		fmt.Fprintf(b, "\nThe probe, step by step: namespace, Deployment and Service created %.2f s; both pods Ready %.2f s (kubelet's part, the floor: scheduling, sandboxes, containers from an image already present, the first readiness probe); both answered through the Service %.2f s; the lookup from a pod (service_dns) %.2f s; its namespace's deletion asked %.2f s (not waited for: kube-controller-manager empties a deleted namespace only after 5 s).\n",
 			float64(p.CreateMS)/1000, float64(p.ReadyMS)/1000, float64(p.ServiceMS)/1000, float64(p.DNSMS)/1000, float64(p.CleanupMS)/1000)
 	}
 }
