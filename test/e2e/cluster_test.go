@@ -678,6 +678,12 @@ func (s *clusterRun) settled(t *testing.T, first *fleet.Report) *settledRun {
 			st.Probe = pf.Timings
 		}
 	}
+	if lr := rep.Cluster.Layers["addons"]; lr != nil && lr.Facts != nil {
+		var af cluster.AddonsFacts
+		if b, err := json.Marshal(lr.Facts); err == nil && json.Unmarshal(b, &af) == nil {
+			st.Addons = &af.Timings
+		}
+	}
 	if st.Probe == nil {
 		t.Errorf("settled: the probe layer gave no timings")
 	}

@@ -89,6 +89,7 @@ type settledRun struct {
 	// slowest host (layers and hosts run side by side).
 	Layers []layerTime
 	Probe  *cluster.ProbeTimings
+	Addons *cluster.AddonsTimings
 }
 
 type layerTime struct {
@@ -372,6 +373,10 @@ func writeSettled(b *strings.Builder, st *settledRun) {
 	b.WriteString("| scope | layer | time |\n|---|---|---|\n")
 	for _, l := range st.Layers {
 		fmt.Fprintf(b, "| %s | %s | %.2f s |\n", l.Scope, l.Layer, float64(l.MS)/1000)
+	}
+	if a := st.Addons; a != nil {
+		fmt.Fprintf(b, "\nThe add-ons, side by side: metrics-server %.2f s, local-path-provisioner with its PVC probe %.2f s (a pod on the claim, the provisioner's helper pod making the volume, the claim bound), helm %.2f s.\n",
+			float64(a.MetricsServer)/1000, float64(a.LocalPath)/1000, float64(a.Helm)/1000)
 	}
 	if p := st.Probe; p != nil {
 		fmt.Fprintf(b, "\nThe probe, step by step: namespace, Deployment and Service created %.2f s; both pods Ready %.2f s (kubelet's part, the floor: scheduling, sandboxes, containers from an image already present, the first readiness probe); both answered through the Service %.2f s; the lookup from a pod (service_dns) %.2f s; its namespace's deletion asked %.2f s (not waited for: kube-controller-manager empties a deleted namespace only after 5 s).\n",
