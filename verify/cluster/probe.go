@@ -42,6 +42,9 @@ const probePoll = 250 * time.Millisecond
 
 var probeLabels = map[string]string{"app.kubernetes.io/name": ProbeName, "app.kubernetes.io/managed-by": "layercheck"}
 
+// probeSelector selects what carries probeLabels: verify's probe namespaces.
+var probeSelector = labels.SelectorFromSet(probeLabels)
+
 // ProbeFacts is the probe layer's facts.
 type ProbeFacts struct {
 	Namespace string   `json:"namespace,omitempty"`
@@ -122,7 +125,7 @@ func waitGone(ctx context.Context, env *Env, name string) bool {
 		if apierrors.IsNotFound(err) {
 			return true
 		}
-		if err != nil || got.DeletionTimestamp == nil || !labels.SelectorFromSet(probeLabels).Matches(labels.Set(got.Labels)) || ctx.Err() != nil {
+		if err != nil || got.DeletionTimestamp == nil || !probeSelector.Matches(labels.Set(got.Labels)) || ctx.Err() != nil {
 			return false
 		}
 		sleep(ctx, 300*time.Millisecond)
@@ -224,7 +227,7 @@ func stuckOf(n *corev1.Namespace, waited time.Duration) *NamespaceStuck {
 // against the API server's. When the namespaces cannot be listed it says
 // nothing: the probe's own calls then say what is wrong with the API.
 func earlierProbeNamespaces(ctx context.Context, env *Env) []verify.Result {
-	l, err := env.Kube.ListNamespaces(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(probeLabels).String()})
+	l, err := env.Kube.ListNamespaces(ctx, metav1.ListOptions{LabelSelector: probeSelector.String()})
 	if err != nil {
 		return nil
 	}
@@ -246,19 +249,14 @@ func earlierProbeNamespaces(ctx context.Context, env *Env) []verify.Result {
 		if age <= env.probeLayerBudget() {
 			continue
 		}
-		r := verify.Result{Check: "probe_cleanup", Status: verify.StatusWarn}
+		r := verify.Result{Check: "probe_cleanup", Status: verify.StatusWarn, Remediation: "kubectl delete namespace " + n.Name}
 		what := fmt.Sprintf("probe namespace %s, created %s ago by a run that stopped before its clean-up", n.Name, age)
-		switch {
-		case env.CheckMode:
+		if env.CheckMode {
 			r.Msg = what + "; check mode: not deleted"
-			r.Remediation = "kubectl delete namespace " + n.Name
-		default:
-			if err := deleteNamespace(env, n.Name); err != nil {
-				r.Status, r.Msg = verify.StatusFail, what+": "+err.Error()
-				r.Remediation = "kubectl delete namespace " + n.Name
-			} else {
-				r.Msg = what + ": deleted now"
-			}
+		} else if err := deleteNamespace(env, n.Name); err != nil {
+			r.Status, r.Msg = verify.StatusFail, what+": "+err.Error()
+		} else {
+			r.Msg, r.Remediation = what+": deleted now", ""
 		}
 		res = append(res, r)
 	}
