@@ -111,40 +111,37 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	}
 	start := time.Now()
 	opts.Progress = progressLine(s.errTTY, func() time.Duration { return time.Since(start) })
+	// The cluster layers run beside the node layers, not after them: on a
+	// settled cluster the probe and the add-ons' claims are most of the
+	// wall time, and the hosts' checks fit inside it.
+	var clusterDone chan clusterOutcome
+	clusterSkipped := "no --kubeconfig or --cluster-from given"
+	if *kubeconfig != "" || *clusterFrom != "" {
+		clusterSkipped = ""
+		req, err := clusterRequest(inv, extra, *kubeconfig, s)
+		if err != nil {
+			// the node layers still run: their report stands
+			clusterSkipped = err.Error()
+		} else {
+			clusterDone = make(chan clusterOutcome, 1)
+			fromFirst, sshOpts := *clusterFrom != "", opts
+			go func() {
+				clusterDone <- runClusterFrom(ctx, req, fromFirst, hosts, sshOpts)
+			}()
+		}
+	}
 	rep := fleet.Run(ctx, hosts, opts)
-	switch {
-	case *kubeconfig != "" || *clusterFrom != "":
-		copts, cvars, cw, err := clusterOptions(inv, extra)
-		if err != nil {
-			rep.ClusterSkipped = err.Error()
-			break
+	rep.ClusterSkipped = clusterSkipped
+	if clusterDone != nil {
+		out := <-clusterDone
+		switch {
+		case out.err != nil:
+			return &ExitError{Code: 2, Msg: "verify: cluster: " + out.err.Error()}
+		case out.skipped != "":
+			rep.ClusterSkipped = out.skipped
+		default:
+			rep.AddCluster(out.report)
 		}
-		req := cluster.Request{Options: *copts, Kubeconfig: *kubeconfig}
-		rw, err := clusterRoleVars(cvars, &req)
-		if err != nil {
-			// the node layers have run: their report stands
-			rep.ClusterSkipped = err.Error()
-			break
-		}
-		for _, w := range append(cw, rw...) {
-			fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
-		}
-		if *clusterFrom != "" {
-			src, err := firstControlPlane(ctx, hosts, copts.KubeControlPlane, opts)
-			if err != nil {
-				rep.ClusterSkipped = err.Error()
-				break
-			}
-			defer src.Close()
-			req.Kubeconfig, req.KubeconfigData, req.Dial = src.Where, src.Kubeconfig, src.Dial
-		}
-		crep, err := cluster.RunRequest(ctx, &req)
-		if err != nil {
-			return &ExitError{Code: 2, Msg: "verify: cluster: " + err.Error()}
-		}
-		rep.AddCluster(crep)
-	default:
-		rep.ClusterSkipped = "no --kubeconfig or --cluster-from given"
 	}
 	var w io.Writer = s.Out
 	if *outputFile != "" {
@@ -168,6 +165,52 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// clusterRequest is the cluster layers' request from the inventory and
+// extra vars (the verify role's layercheck_cluster_* variables included),
+// its warnings written to s.ErrOut. An error says why the cluster layers
+// are skipped.
+func clusterRequest(inv, extra []string, kubeconfig string, s Streams) (*cluster.Request, error) {
+	copts, cvars, cw, err := clusterOptions(inv, extra)
+	if err != nil {
+		return nil, err
+	}
+	req := &cluster.Request{Options: *copts, Kubeconfig: kubeconfig}
+	rw, err := clusterRoleVars(cvars, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range append(cw, rw...) {
+		fmt.Fprintln(s.ErrOut, "layercheck: warning:", w)
+	}
+	return req, nil
+}
+
+// clusterOutcome is what the cluster layers came to: a report, a reason
+// they were skipped, or an error that ends verify.
+type clusterOutcome struct {
+	report  *cluster.Report
+	skipped string
+	err     error
+}
+
+// runClusterFrom runs the cluster layers of req, with admin.conf of the
+// first kube_control_plane host when fromFirst (--cluster-from).
+func runClusterFrom(ctx context.Context, req *cluster.Request, fromFirst bool, hosts []*fleet.Host, opts fleet.Options) clusterOutcome {
+	if fromFirst {
+		src, err := firstControlPlane(ctx, hosts, req.Options.KubeControlPlane, opts)
+		if err != nil {
+			return clusterOutcome{skipped: err.Error()}
+		}
+		defer src.Close()
+		req.Kubeconfig, req.KubeconfigData, req.Dial = src.Where, src.Kubeconfig, src.Dial
+	}
+	crep, err := cluster.RunRequest(ctx, req)
+	if err != nil {
+		return clusterOutcome{err: err}
+	}
+	return clusterOutcome{report: crep}
 }
 
 // firstControlPlane opens the first kube_control_plane host of the plan
