@@ -462,15 +462,18 @@ func helmUnlistable(env *Env, err error) verify.Result {
 // ServiceAccount admission plugin refuses a pod until kube-controller-
 // manager has made the namespace's "default" ServiceAccount, which takes a
 // moment, and longer while kube-controller-manager restarts (cluster.yml's
-// last plays change its static pod): that refusal is retried until
-// deadline.
+// last plays change its static pod): that refusal is retried every
+// probePoll until deadline. The ServiceAccount usually follows the
+// namespace within a fraction of a second, so the first attempt is
+// usually refused, and a retry at rolloutPoll (2 s) was most of the PVC
+// probe's wait on a settled cluster.
 func createPodInNewNamespace(ctx context.Context, env *Env, ns string, pod *corev1.Pod, deadline time.Time) error {
 	for {
 		_, err := env.Kube.CreatePod(ctx, ns, pod)
-		if err == nil || !defaultServiceAccountMissing(err) || !time.Now().Add(rolloutPoll).Before(deadline) {
+		if err == nil || !defaultServiceAccountMissing(err) || !time.Now().Add(probePoll).Before(deadline) {
 			return err
 		}
-		sleep(ctx, rolloutPoll)
+		sleep(ctx, probePoll)
 		if ctx.Err() != nil {
 			return err
 		}

@@ -143,8 +143,9 @@ func podDial(ctx context.Context, env *Env, ns string, facts *ProbeFacts, host s
 
 // probeDNS is the service_dns result: a probe pod resolves
 // <probe>.<namespace>.svc.<dns_domain> and reaches the Service through it,
-// retried within the probe's budget (a name CoreDNS has not seen yet, or
-// a negative answer nodelocaldns still caches, clears within seconds).
+// retried every probePoll within the probe's budget (a name CoreDNS has
+// not seen yet, or a negative answer nodelocaldns still caches, clears
+// within seconds).
 func probeDNS(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verify.Result {
 	df := &ProbeDNSFacts{Name: fmt.Sprintf("%s.%s.svc.%s", ProbeName, ns, env.Options.DNSDomain)}
 	facts.DNS = df
@@ -157,7 +158,7 @@ func probeDNS(ctx context.Context, env *Env, ns string, facts *ProbeFacts) verif
 		if lastErr == nil && last.resolved && last.response != "" {
 			break
 		}
-		if sleep(ctx, time.Second); ctx.Err() != nil {
+		if sleep(ctx, probePoll); ctx.Err() != nil {
 			break
 		}
 	}

@@ -276,7 +276,6 @@ func TestNoWaitForWhatIsNotRollingOut(t *testing.T) {
 // made the new namespace's "default" ServiceAccount. That refusal is
 // retried; any other is not.
 func TestProbePodWaitsForDefaultServiceAccount(t *testing.T) {
-	defer cluster.SetRolloutPoll(10 * time.Millisecond)()
 	kube := clustertest.Fake()
 	refusals := 0
 	saMissing := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "layercheck-probe-pvc",
