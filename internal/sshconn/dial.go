@@ -121,15 +121,14 @@ func clientConfig(t *Target, opts Options) (*ssh.ClientConfig, func(), error) {
 		}
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
+		k := readKeyFile(f)
+		if k.readErr != nil {
 			if explicit {
-				keyErrs = append(keyErrs, fmt.Sprintf("private key %s: %v", f, err))
+				keyErrs = append(keyErrs, fmt.Sprintf("private key %s: %v", f, k.readErr))
 			}
 			continue
 		}
-		s, err := ssh.ParsePrivateKey(data)
-		if err != nil {
+		if err := k.parseErr; err != nil {
 			var pm *ssh.PassphraseMissingError
 			if errors.As(err, &pm) {
 				keyErrs = append(keyErrs, fmt.Sprintf("private key %s is passphrase-protected: add it to ssh-agent (ssh-add %s) and run with SSH_AUTH_SOCK set", f, f))
@@ -138,7 +137,7 @@ func clientConfig(t *Target, opts Options) (*ssh.ClientConfig, func(), error) {
 			}
 			continue
 		}
-		signers = append(signers, s)
+		signers = append(signers, k.signer)
 	}
 	var auths []ssh.AuthMethod
 	sock := opts.AgentSocket
@@ -196,7 +195,7 @@ func hostKeyCallback(t *Target, opts Options) (ssh.HostKeyCallback, []string, er
 	accept := t.StrictHostKeyChecking == "accept-new" || t.StrictHostKeyChecking == "no" || opts.AcceptNewHostKeys
 	check := func(string, net.Addr, ssh.PublicKey) error { return &knownhosts.KeyError{} }
 	if len(files) > 0 {
-		cb, err := knownhosts.New(files...)
+		cb, err := knownHosts(files)
 		if err != nil {
 			return nil, nil, fmt.Errorf("host %s: known_hosts: %v", t.Name, err)
 		}
