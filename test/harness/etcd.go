@@ -2,10 +2,12 @@ package harness
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +17,43 @@ import (
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// It is drawn below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), so that the outgoing connections of
+// tests running at the same time cannot take it before the server that
+// is given it binds it; a port from the ephemeral range (":0") could be,
+// and an embedded etcd then failed with "address already in use".
 func FreePort(t testing.TB) int {
 	t.Helper()
+	low := ephemeralLow()
+	for range 200 {
+		port := 10000 + rand.IntN(low-10000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range, or
+// 32768 (Linux's default) where it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+				return n
+			}
+		}
+	}
+	return 32768
 }
 
 // EtcdMember is one embedded etcd server of a test cluster.
