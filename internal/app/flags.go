@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -74,12 +75,21 @@ func (c *cmdFlags) boolean(p *bool, short, long, help string) {
 
 func (c *cmdFlags) duration(p *time.Duration, long string, def time.Duration, help string) {
 	c.fs.DurationVar(p, long, def, help)
-	c.doc("", long, "DURATION", fmt.Sprintf("%s (default %s)", help, def))
+	c.doc("", long, "DURATION", withDefault(help, def.String()))
 }
 
 func (c *cmdFlags) integer(p *int, long, arg string, def int, help string) {
 	c.fs.IntVar(p, long, def, help)
-	c.doc("", long, arg, fmt.Sprintf("%s (default %d)", help, def))
+	c.doc("", long, arg, withDefault(help, strconv.Itoa(def)))
+}
+
+// withDefault appends "(default DEF)" to help unless help already says what
+// the default is.
+func withDefault(help, def string) string {
+	if strings.Contains(help, "(default") {
+		return help
+	}
+	return fmt.Sprintf("%s (default %s)", help, def)
 }
 
 // usage writes the help: synopsis, what the command does, the options.

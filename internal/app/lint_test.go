@@ -233,6 +233,7 @@ func TestHelpAndVersionOfEveryCommand(t *testing.T) {
 			for _, l := range strings.Split(out[strings.Index(out, "Options:\n")+9:], "\n") {
 				if l != "" {
 					assert.Regexp(t, `^  (-\w, |    )--[a-z-]+`, l, "layercheck %s: every option in --long form", n)
+					assert.LessOrEqual(t, strings.Count(l, "(default"), 1, "layercheck %s: one default per option: %s", n, l)
 				}
 			}
 		}

@@ -45,7 +45,7 @@ func runVerify(ctx context.Context, args []string, s Streams) error {
 	clusterFrom, checkClusterFrom := clusterFromFlag(fs, kubeconfig, "run the cluster layers with admin.conf of the first kube_control_plane host (read over SFTP), the API server reached through that host's SSH connection")
 	forksV := 50
 	forks := &forksV
-	fs.integer(forks, "forks", "N", 50, "hosts checked at once (default 50)")
+	fs.integer(forks, "forks", "N", 50, "hosts checked at once")
 	formatV := "text"
 	format := &formatV
 	fs.str(format, "", "format", strings.Join(output.FleetFormats, "|"), "text", "output format (default text)")
