@@ -31,6 +31,15 @@
 # same per host and per layer (layercheck's JSON report against node_facts'
 # facts from Ansible's fact cache, and the failed hosts against the
 # PLAY RECAP); what each node machine takes in memory.
+#
+# Where the time goes: the node machines share this machine's cores with the
+# tool being timed, so each tool's line also gives the CPU time its run took
+# on the node machines (their cpuacct cgroups: sshd, PAM and logind, sudo,
+# sftp-server or python, the worker's TLS stand-in), and a floor line times
+# what any SSH tool pays per host, one OpenSSH login running `sudo -n true`
+# (FORKS at a time, no connection kept). Before each timed run the script
+# waits until the machine is idle (the machines' boot and the previous run's
+# logouts done: at least 90% of the CPU idle for 3 s in a row, at most 120 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -103,18 +112,53 @@ CGO_ENABLED=0 go build -o "$work/gentree" ./test/harness/gentree
 # A memory cgroup (v1) under this script's own for each timed command: its
 # peak is that of all the command's processes together.
 memroot=$(awk -F: '$2 == "memory" {print $3}' /proc/self/cgroup)
+# the cpuacct hierarchy's directory of this script, where nodes.sh makes each
+# machine's (cgroup v1; "cpuacct" or "cpu,cpuacct")
+cpubase=$(awk -F: '$2 ~ /(^|,)cpuacct(,|$)/ {sub(/\/$/, "", $3); print "/sys/fs/cgroup/" $2 $3}' /proc/self/cgroup)
 if [[ -n $memroot && -d /sys/fs/cgroup/memory$memroot ]]; then
   memcg=/sys/fs/cgroup/memory${memroot%/}/$P-bench
   mkdir -p "$memcg"
 fi
 
+# settle: waits until the CPUs have been at least 90% idle for 3 seconds in
+# a row (at most 120 s): timing a tool while 100 machines finish booting, or
+# log out of the previous run, charges their work to it.
+settle() {
+  local quiet=0 i a b
+  a=$(awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat)
+  for ((i = 0; i < 120 && quiet < 3; i++)); do
+    sleep 1
+    b=$(awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat)
+    if awk -v a="$a" -v b="$b" 'BEGIN {split(a, x); split(b, y); exit !((y[1] - x[1]) >= 0.9 * (y[2] - x[2]))}'; then
+      quiet=$((quiet + 1))
+    else
+      quiet=0
+    fi
+    a=$b
+  done
+}
+
+# node_cpu N: the CPU time (ns) the first N node machines have used so far
+# (their cpuacct cgroups, v1; 0 when there are none).
+node_cpu() {
+  local n=$1 i d sum=0
+  for ((i = 1; i <= n; i++)); do
+    d=$cpubase/$P-node$i/cpuacct.usage
+    [[ -n $cpubase && -f $d ]] || { echo 0; return; }
+    sum=$((sum + $(cat "$d")))
+  done
+  echo "$sum"
+}
+
 # timed NAME MAXRC CMD...: runs CMD in the lab namespace under GNU time (and
 # the memory cgroup); an exit status up to MAXRC (a failed host: layercheck
 # 1, ansible-playbook 2) is a result.
 timed() {
-  local name=$1 maxrc=$2 rc=0 t0 t1
+  local name=$1 maxrc=$2 rc=0 t0 t1 c0
   shift 2
+  settle
   [[ -n $memcg ]] && echo 0 >"$memcg/memory.max_usage_in_bytes"
+  c0=$(node_cpu "$n")
   t0=$EPOCHREALTIME
   # into the cgroup before `ip netns exec`, which mounts a /sys without it
   (
@@ -122,17 +166,18 @@ timed() {
     exec "$nodes" exec /usr/bin/time -v -o "$work/$name.time" "$@"
   ) >"$work/$name.out" 2>"$work/$name.err" || rc=$?
   t1=$EPOCHREALTIME
+  echo $(($(node_cpu "$n") - c0)) >"$work/$name.nodecpu"
   ((rc <= maxrc)) || { tail -n 40 "$work/$name.out" "$work/$name.err" >&2; die "$name exited $rc"; }
   echo "$t0 $t1" >"$work/$name.wall"
   if [[ -n $memcg ]]; then cat "$memcg/memory.max_usage_in_bytes" >"$work/$name.cgpeak"; else echo 0 >"$work/$name.cgpeak"; fi
 }
 
-# figures NAME: "wall cpu maxrss_mib cgpeak_mib"
+# figures NAME: "wall cpu maxrss_mib cgpeak_mib nodecpu_s"
 figures() {
   local name=$1
-  awk -v wall="$(cat "$work/$name.wall")" -v cg="$(cat "$work/$name.cgpeak")" '
+  awk -v wall="$(cat "$work/$name.wall")" -v cg="$(cat "$work/$name.cgpeak")" -v nc="$(cat "$work/$name.nodecpu")" '
     /User time/ {u = $NF} /System time/ {s = $NF} /Maximum resident set size/ {rss = $NF}
-    END { split(wall, w, " "); printf "%.2f %.2f %.1f %.1f\n", w[2] - w[1], u + s, rss / 1024, cg / 1048576 }' "$work/$name.time"
+    END { split(wall, w, " "); printf "%.2f %.2f %.1f %.1f %.2f\n", w[2] - w[1], u + s, rss / 1024, cg / 1048576, nc / 1e9 }' "$work/$name.time"
 }
 
 # lay N I: node I's tree, made for its name and address, copied into the
@@ -204,6 +249,16 @@ node_memory() {
   done
   awk -v u="$use" -v r="$rss" -v n="$n" 'BEGIN {printf "%.1f %.1f\n", u / n / 1048576, r / n / 1048576}'
 }
+
+# The floor: one OpenSSH login per host, FORKS at a time, each running
+# `sudo -n true` and closing (no connection kept, as neither tool keeps one
+# between runs).
+cat >"$work/floor.sh" <<SH
+for ((i = 1; i <= \$1; i++)); do echo "192.0.2.\$((10 + i))"; done |
+  xargs -P "$FORKS" -I{} ssh -F none -o BatchMode=yes -o ControlMaster=no -o ControlPath=none \\
+    -o UserKnownHostsFile="$LAYERCHECK_NODES_DIR/run/known_hosts" -o StrictHostKeyChecking=yes \\
+    -i "$LAYERCHECK_NODES_DIR/ssh/id_ed25519" ansible@{} sudo -n true
+SH
 
 cat >"$work/compare.py" <<'PY'
 """Compares layercheck verify's JSON report with verify.yml's outcome: per
@@ -292,16 +347,21 @@ for n in ${counts//,/ }; do
   timed "lc-$n" 1 "$cli" verify -i "$inv" --forks "$FORKS" --format json
   timed "pb-$n" 2 "${pbenv[@]}" ansible-playbook -i "$inv" -f "$FORKS" "$coll/playbooks/verify.yml"
   close_masters
-  read -r lw lc lr lg < <(figures "lc-$n")
-  read -r pw pc pr pg < <(figures "pb-$n")
+  timed "floor-$n" 0 bash "$work/floor.sh" "$n"
+  read -r lw lc lr lg ln < <(figures "lc-$n")
+  read -r pw pc pr pg pn < <(figures "pb-$n")
+  read -r fw fc _ _ fn < <(figures "floor-$n")
   echo
   echo "hosts=$n ($ctrl control plane + etcd, $((n - ctrl)) worker(s); $BROKEN's ${BROKEN_CERT##*/} expired)"
   echo "  each node machine: ${mem_use} MiB (its memory cgroup: ${mem_rss} MiB RSS, the rest page cache and kernel); used memory (free) +$(((free1 - free0) / n / 1048576)) MiB per machine, other jobs included"
-  printf '  %-29s wall %7.2f s  cpu %7.2f s  peak RSS %6.1f MiB  charged %7.1f MiB  %5.1f ms/host\n' \
-    "layercheck verify" "$lw" "$lc" "$lr" "$lg" "$(awk -v w="$lw" -v n="$n" 'BEGIN {print w * 1000 / n}')"
-  printf '  %-29s wall %7.2f s  cpu %7.2f s  peak RSS %6.1f MiB  charged %7.1f MiB  %5.1f ms/host\n' \
-    "ansible-playbook verify.yml" "$pw" "$pc" "$pr" "$pg" "$(awk -v w="$pw" -v n="$n" 'BEGIN {print w * 1000 / n}')"
+  printf '  %-29s wall %7.2f s  cpu %7.2f s  peak RSS %6.1f MiB  charged %7.1f MiB  %5.1f ms/host  node machines cpu %6.2f s\n' \
+    "layercheck verify" "$lw" "$lc" "$lr" "$lg" "$(awk -v w="$lw" -v n="$n" 'BEGIN {print w * 1000 / n}')" "$ln"
+  printf '  %-29s wall %7.2f s  cpu %7.2f s  peak RSS %6.1f MiB  charged %7.1f MiB  %5.1f ms/host  node machines cpu %6.2f s\n' \
+    "ansible-playbook verify.yml" "$pw" "$pc" "$pr" "$pg" "$(awk -v w="$pw" -v n="$n" 'BEGIN {print w * 1000 / n}')" "$pn"
   echo "  ratio verify.yml / layercheck: $(awk -v a="$pw" -v b="$lw" 'BEGIN {printf "%.1fx", a / b}') (wall), $(awk -v a="$pc" -v b="$lc" 'BEGIN {printf "%.1fx", a / b}') (cpu on the controller)"
+  printf '  %-29s wall %7.2f s  cpu %7.2f s  node machines cpu %6.2f s (%.0f ms per login)\n' \
+    "floor: ssh + sudo -n true" "$fw" "$fc" "$fn" "$(awk -v c="$fn" -v n="$n" 'BEGIN {print c * 1000 / n}')"
+  echo "  layercheck / floor: $(awk -v a="$lw" -v b="$fw" 'BEGIN {printf "%.2fx", a / b}') (wall); the most any SSH tool could be ahead of verify.yml here: $(awk -v a="$pw" -v b="$fw" 'BEGIN {printf "%.1fx", a / b}')"
   "$py" "$work/compare.py" "$work/lc-$n.out" "$work/pb-$n.out" "$facts" "$BROKEN" "$n" | sed 's/^/  /' || status=1
   "$nodes" down >/dev/null 2>&1
 done
