@@ -36,7 +36,7 @@
 # tool being timed, so each tool's line also gives the CPU time its run took
 # on the node machines (their cpuacct cgroups: sshd, PAM and logind, sudo,
 # sftp-server or python, the worker's TLS stand-in), and a floor line times
-# what any SSH tool pays per host, one OpenSSH login running `sudo -n true`
+# what a tool logging in with OpenSSH pays per host, one login running `sudo -n true`
 # (FORKS at a time, no connection kept). Before each timed run the script
 # waits until the machine is idle (the machines' boot and the previous run's
 # logouts done: at least 90% of the CPU idle for 3 s in a row, at most 120 s).
@@ -123,12 +123,17 @@ fi
 # settle: waits until the CPUs have been at least 90% idle for 3 seconds in
 # a row (at most 120 s): timing a tool while 100 machines finish booting, or
 # log out of the previous run, charges their work to it.
+# cpu_ticks: "idle total", the CPUs' idle (idle + iowait) and all ticks so far.
+cpu_ticks() {
+  awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat
+}
+
 settle() {
   local quiet=0 i a b
-  a=$(awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat)
+  a=$(cpu_ticks)
   for ((i = 0; i < 120 && quiet < 3; i++)); do
     sleep 1
-    b=$(awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat)
+    b=$(cpu_ticks)
     if awk -v a="$a" -v b="$b" 'BEGIN {split(a, x); split(b, y); exit !((y[1] - x[1]) >= 0.9 * (y[2] - x[2]))}'; then
       quiet=$((quiet + 1))
     else
@@ -260,6 +265,12 @@ for ((i = 1; i <= \$1; i++)); do echo "192.0.2.\$((10 + i))"; done |
     -i "$LAYERCHECK_NODES_DIR/ssh/id_ed25519" ansible@{} sudo -n true
 SH
 
+# tool_line NAME WALL CPU RSS CHARGED NODECPU: one tool's figures at $n hosts.
+tool_line() {
+  printf '  %-29s wall %7.2f s  cpu %7.2f s  peak RSS %6.1f MiB  charged %7.1f MiB  %5.1f ms/host  node machines cpu %6.2f s\n' \
+    "$1" "$2" "$3" "$4" "$5" "$(awk -v w="$2" -v n="$n" 'BEGIN {print w * 1000 / n}')" "$6"
+}
+
 cat >"$work/compare.py" <<'PY'
 """Compares layercheck verify's JSON report with verify.yml's outcome: per
 host and layer, the statuses of node_facts' layercheck_node facts (Ansible's
@@ -354,14 +365,12 @@ for n in ${counts//,/ }; do
   echo
   echo "hosts=$n ($ctrl control plane + etcd, $((n - ctrl)) worker(s); $BROKEN's ${BROKEN_CERT##*/} expired)"
   echo "  each node machine: ${mem_use} MiB (its memory cgroup: ${mem_rss} MiB RSS, the rest page cache and kernel); used memory (free) +$(((free1 - free0) / n / 1048576)) MiB per machine, other jobs included"
-  printf '  %-29s wall %7.2f s  cpu %7.2f s  peak RSS %6.1f MiB  charged %7.1f MiB  %5.1f ms/host  node machines cpu %6.2f s\n' \
-    "layercheck verify" "$lw" "$lc" "$lr" "$lg" "$(awk -v w="$lw" -v n="$n" 'BEGIN {print w * 1000 / n}')" "$ln"
-  printf '  %-29s wall %7.2f s  cpu %7.2f s  peak RSS %6.1f MiB  charged %7.1f MiB  %5.1f ms/host  node machines cpu %6.2f s\n' \
-    "ansible-playbook verify.yml" "$pw" "$pc" "$pr" "$pg" "$(awk -v w="$pw" -v n="$n" 'BEGIN {print w * 1000 / n}')" "$pn"
+  tool_line "layercheck verify" "$lw" "$lc" "$lr" "$lg" "$ln"
+  tool_line "ansible-playbook verify.yml" "$pw" "$pc" "$pr" "$pg" "$pn"
   echo "  ratio verify.yml / layercheck: $(awk -v a="$pw" -v b="$lw" 'BEGIN {printf "%.1fx", a / b}') (wall), $(awk -v a="$pc" -v b="$lc" 'BEGIN {printf "%.1fx", a / b}') (cpu on the controller)"
   printf '  %-29s wall %7.2f s  cpu %7.2f s  node machines cpu %6.2f s (%.0f ms per login)\n' \
     "floor: ssh + sudo -n true" "$fw" "$fc" "$fn" "$(awk -v c="$fn" -v n="$n" 'BEGIN {print c * 1000 / n}')"
-  echo "  layercheck / floor: $(awk -v a="$lw" -v b="$fw" 'BEGIN {printf "%.2fx", a / b}') (wall); the most any SSH tool could be ahead of verify.yml here: $(awk -v a="$pw" -v b="$fw" 'BEGIN {printf "%.1fx", a / b}')"
+  echo "  layercheck / floor: $(awk -v a="$lw" -v b="$fw" 'BEGIN {printf "%.2fx", a / b}') (wall); the most a tool logging in with OpenSSH could be ahead of verify.yml here: $(awk -v a="$pw" -v b="$fw" 'BEGIN {printf "%.1fx", a / b}')"
   "$py" "$work/compare.py" "$work/lc-$n.out" "$work/pb-$n.out" "$facts" "$BROKEN" "$n" | sed 's/^/  /' || status=1
   "$nodes" down >/dev/null 2>&1
 done
